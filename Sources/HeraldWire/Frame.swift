@@ -1,0 +1,249 @@
+/// One frame of the Herald wire protocol, in either direction. Field names follow wire.md.
+public enum Frame: Hashable, Sendable {
+    case hello(Hello)
+    case post(Post)
+    case subscribe(Subscribe)
+    case unsubscribe(Unsubscribe)
+    case get(Get)
+    case ping(Ping)
+    case status(Status)
+    case bye
+    case welcome(Welcome)
+    case notify(Notify)
+    case ack(Ack)
+    case dropped(Dropped)
+    case error(WireError)
+    case statusReport(StatusReport)
+
+    /// The frame's type byte.
+    public var type: FrameType {
+        switch self {
+        case .hello: .hello
+        case .post: .post
+        case .subscribe: .subscribe
+        case .unsubscribe: .unsubscribe
+        case .get: .get
+        case .ping: .ping
+        case .status: .status
+        case .bye: .bye
+        case .welcome: .welcome
+        case .notify: .notify
+        case .ack: .ack
+        case .dropped: .dropped
+        case .error: .error
+        case .statusReport: .statusReport
+        }
+    }
+}
+
+extension Frame {
+    /// `HELLO`: the first frame of every connection.
+    public struct Hello: Hashable, Sendable {
+        public var minVersion: UInt16
+        public var maxVersion: UInt16
+        /// A label for logs and status, at most 64 bytes.
+        public var client: String
+
+        public init(
+            minVersion: UInt16 = ProtocolVersion.supported.lowerBound,
+            maxVersion: UInt16 = ProtocolVersion.supported.upperBound,
+            client: String
+        ) {
+            self.minVersion = minVersion
+            self.maxVersion = maxVersion
+            self.client = client
+        }
+    }
+
+    /// `POST`: publish `payload` to `name`.
+    public struct Post: Hashable, Sendable {
+        /// 0 for no reply; otherwise the daemon answers `ACK` with this value.
+        public var request: UInt32
+        public var name: String
+        public var payload: [UInt8]
+        /// Also store the payload as the name's retained value (an empty payload clears it).
+        public var retain: Bool
+
+        public init(request: UInt32 = 0, name: String, payload: [UInt8], retain: Bool = false) {
+            self.request = request
+            self.name = name
+            self.payload = payload
+            self.retain = retain
+        }
+    }
+
+    /// `SUBSCRIBE`: start a subscription.
+    public struct Subscribe: Hashable, Sendable {
+        public var subscription: UInt32
+        public var pattern: Pattern
+
+        public init(subscription: UInt32, pattern: Pattern) {
+            self.subscription = subscription
+            self.pattern = pattern
+        }
+    }
+
+    /// `UNSUBSCRIBE`: end a subscription.
+    public struct Unsubscribe: Hashable, Sendable {
+        public var subscription: UInt32
+
+        public init(subscription: UInt32) {
+            self.subscription = subscription
+        }
+    }
+
+    /// `GET`: ask for a name's retained value.
+    public struct Get: Hashable, Sendable {
+        public var request: UInt32
+        public var name: String
+
+        public init(request: UInt32, name: String) {
+            self.request = request
+            self.name = name
+        }
+    }
+
+    /// `PING`: a barrier; the `ACK` proves every earlier frame of the connection was processed.
+    public struct Ping: Hashable, Sendable {
+        public var request: UInt32
+
+        public init(request: UInt32) {
+            self.request = request
+        }
+    }
+
+    /// `STATUS`: ask for the daemon's counters.
+    public struct Status: Hashable, Sendable {
+        public var request: UInt32
+
+        public init(request: UInt32) {
+            self.request = request
+        }
+    }
+
+    /// `WELCOME`: the daemon's answer to `HELLO`.
+    public struct Welcome: Hashable, Sendable {
+        public var version: UInt16
+        public var maxSubscriptions: UInt16
+        public var maxPayload: UInt32
+        public var daemonPID: UInt32
+        public var server: String
+
+        public init(version: UInt16, maxSubscriptions: UInt16, maxPayload: UInt32, daemonPID: UInt32, server: String) {
+            self.version = version
+            self.maxSubscriptions = maxSubscriptions
+            self.maxPayload = maxPayload
+            self.daemonPID = daemonPID
+            self.server = server
+        }
+    }
+
+    /// `NOTIFY`: a delivered post, live or a replayed retained value.
+    public struct Notify: Hashable, Sendable {
+        /// The daemon-wide sequence number of the post.
+        public var sequence: UInt64
+        /// When the daemon received the post, in nanoseconds since 1970-01-01T00:00:00Z.
+        public var time: UInt64
+        /// The sender's process id, from SO_PEERCRED.
+        public var pid: Int32
+        /// The sender's user id, from SO_PEERCRED.
+        public var uid: UInt32
+        /// The sender's group id, from SO_PEERCRED.
+        public var gid: UInt32
+        /// 0 for a live post; for a retained value, the subscription or request it answers.
+        public var subscription: UInt32
+        /// Whether this is a replayed retained value.
+        public var retained: Bool
+        public var name: String
+        public var payload: [UInt8]
+
+        public init(
+            sequence: UInt64,
+            time: UInt64,
+            pid: Int32,
+            uid: UInt32,
+            gid: UInt32,
+            subscription: UInt32 = 0,
+            retained: Bool = false,
+            name: String,
+            payload: [UInt8]
+        ) {
+            self.sequence = sequence
+            self.time = time
+            self.pid = pid
+            self.uid = uid
+            self.gid = gid
+            self.subscription = subscription
+            self.retained = retained
+            self.name = name
+            self.payload = payload
+        }
+    }
+
+    /// `ACK`: a request or subscription took effect.
+    public struct Ack: Hashable, Sendable {
+        public var request: UInt32
+        public var sequence: UInt64
+
+        public init(request: UInt32, sequence: UInt64) {
+            self.request = request
+            self.sequence = sequence
+        }
+    }
+
+    /// `DROPPED`: live notifications the connection missed because it read too slowly.
+    public struct Dropped: Hashable, Sendable {
+        public var count: UInt64
+        public var firstSequence: UInt64
+        public var lastSequence: UInt64
+
+        public init(count: UInt64, firstSequence: UInt64, lastSequence: UInt64) {
+            self.count = count
+            self.firstSequence = firstSequence
+            self.lastSequence = lastSequence
+        }
+    }
+
+    /// `STATUS_REPORT`: the daemon's counters.
+    public struct StatusReport: Hashable, Sendable {
+        public var request: UInt32
+        public var pid: Int32
+        public var startTime: UInt64
+        public var connections: UInt32
+        public var subscriptions: UInt32
+        public var retained: UInt32
+        public var posted: UInt64
+        public var delivered: UInt64
+        public var dropped: UInt64
+
+        public init(
+            request: UInt32,
+            pid: Int32,
+            startTime: UInt64,
+            connections: UInt32,
+            subscriptions: UInt32,
+            retained: UInt32,
+            posted: UInt64,
+            delivered: UInt64,
+            dropped: UInt64
+        ) {
+            self.request = request
+            self.pid = pid
+            self.startTime = startTime
+            self.connections = connections
+            self.subscriptions = subscriptions
+            self.retained = retained
+            self.posted = posted
+            self.delivered = delivered
+            self.dropped = dropped
+        }
+    }
+}
+
+/// Flag bits (wire.md).
+public enum FrameFlags {
+    /// `POST`: also store the payload as the retained value.
+    public static let retain: UInt8 = 0x01
+    /// `NOTIFY`: a replayed retained value.
+    public static let retained: UInt8 = 0x01
+}

@@ -1,0 +1,288 @@
+/// An incremental frame decoder: feed it bytes as they arrive, take out whole frames.
+///
+/// It checks everything wire.md lets a receiver check without state: the length prefix against the
+/// frame limit (as soon as the 4-byte prefix is in, without buffering the body), the type against the
+/// receiver's direction, flags, every field's bounds, UTF-8, names and patterns, and payload size.
+/// After it throws, the stream is unusable and the peer should be disconnected; further calls to
+/// `next()` throw the same error.
+public struct FrameDecoder: Sendable {
+    /// Which side is decoding, and so which frame types are acceptable.
+    public enum Role: Sendable {
+        /// The daemon: accepts client → daemon frames.
+        case daemon
+        /// A client: accepts daemon → client frames.
+        case client
+    }
+
+    public let role: Role
+    /// The largest payload accepted in a `POST`.
+    public let maxPayload: Int
+    /// The largest `length` prefix accepted.
+    public let maxFrameLength: Int
+
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var failure: WireError?
+
+    /// Creates a decoder for one connection.
+    public init(role: Role, maxPayload: Int = Limits.defaultMaxPayload) {
+        self.role = role
+        self.maxPayload = maxPayload
+        self.maxFrameLength = Limits.maxFrameLength(maxPayload: maxPayload)
+    }
+
+    /// Bytes received but not yet returned as frames.
+    public var bufferedByteCount: Int { buffer.count - start }
+
+    /// Adds received bytes.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Adds received bytes.
+    public mutating func append(contentsOf bytes: some Sequence<UInt8>) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Returns the next whole frame, or nil when more bytes are needed.
+    ///
+    /// - Throws: `WireError` for the first violation of the protocol; the connection should then be
+    ///   answered with an `ERROR` frame carrying it, and closed.
+    public mutating func next() throws(WireError) -> Frame? {
+        if let failure { throw failure }
+        do {
+            return try decodeNext()
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    private mutating func decodeNext() throws(WireError) -> Frame? {
+        let available = buffer.count - start
+        guard available >= 4 else { return nil }
+        let length = buffer.withUnsafeBytes { raw in
+            Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+        }
+        guard length >= 2 else {
+            throw WireError(.malformedFrame, "frame length \(length) is under the minimum of 2")
+        }
+        guard length <= maxFrameLength else {
+            throw WireError(.frameTooLarge, "frame length \(length) is over the limit of \(maxFrameLength) bytes")
+        }
+        guard available >= 4 + length else { return nil }
+        // Array.withUnsafeBytes does not carry typed throws through, so the result travels as a Result.
+        let result = buffer.withUnsafeBytes { raw -> Result<Frame, WireError> in
+            let frameBytes = UnsafeRawBufferPointer(rebasing: raw[start + 4..<start + 4 + length])
+            return Result { () throws(WireError) -> Frame in
+                try Self.decodeBody(
+                    typeByte: frameBytes[0],
+                    flags: frameBytes[1],
+                    body: UnsafeRawBufferPointer(rebasing: frameBytes[2...]),
+                    role: role,
+                    maxPayload: maxPayload
+                )
+            }
+        }
+        start += 4 + length
+        return try result.get()
+    }
+
+    /// Drops consumed bytes once they make up most of the buffer, so the buffer stays within one
+    /// frame plus one read.
+    private mutating func compact() {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 65536)
+            start = 0
+        } else if start > 4096 && start * 2 > buffer.count {
+            buffer.removeSubrange(0..<start)
+            start = 0
+        }
+    }
+
+    /// Decodes one frame whose type, flags and body have been split out.
+    ///
+    /// - Throws: `WireError` as `next()` does.
+    public static func decodeBody(
+        typeByte: UInt8,
+        flags: UInt8,
+        body: UnsafeRawBufferPointer,
+        role: Role,
+        maxPayload: Int
+    ) throws(WireError) -> Frame {
+        guard let type = FrameType(rawValue: typeByte), type.isClientFrame == (role == .daemon) else {
+            let hex = String(typeByte, radix: 16)
+            throw WireError(
+                .unknownFrameType,
+                "frame type 0x\(hex.count == 1 ? "0" + hex : hex) is not one this side accepts"
+            )
+        }
+        let allowedFlags: UInt8 =
+            switch type {
+            case .post: FrameFlags.retain
+            case .notify: FrameFlags.retained
+            default: 0
+            }
+        guard flags & ~allowedFlags == 0 else {
+            throw WireError(.invalidFlags, "\(type) has undefined flag bits set (0x\(String(flags, radix: 16)))")
+        }
+        var reader = ByteReader(body, frameType: type)
+        switch type {
+        case .hello:
+            let minVersion = try reader.u16("minVersion")
+            let maxVersion = try reader.u16("maxVersion")
+            let label = try reader.str8("client")
+            try reader.finish()
+            guard minVersion <= maxVersion else {
+                throw WireError(.malformedFrame, "HELLO minVersion \(minVersion) is above maxVersion \(maxVersion)")
+            }
+            guard label.count <= Limits.maxClientLabelBytes, let client = String(validating: label, as: UTF8.self)
+            else {
+                throw WireError(.malformedFrame, "HELLO client label must be UTF-8 of at most 64 bytes")
+            }
+            return .hello(Frame.Hello(minVersion: minVersion, maxVersion: maxVersion, client: client))
+        case .post:
+            let request = try reader.u32("request")
+            let name = try Name.decode(try reader.str8("name"), request: request)
+            let payload = reader.rest()
+            guard payload.count <= maxPayload else {
+                throw WireError(
+                    .payloadTooLarge,
+                    "payload of \(payload.count) bytes is over the limit of \(maxPayload)",
+                    request: request
+                )
+            }
+            return .post(Frame.Post(request: request, name: name, payload: [UInt8](payload), retain: flags != 0))
+        case .subscribe:
+            let subscription = try reader.u32("subscription")
+            let raw = try reader.str8("pattern")
+            try reader.finish()
+            try requireNonZero(subscription, "SUBSCRIBE subscription")
+            guard let text = String(validating: raw, as: UTF8.self) else {
+                throw WireError(.invalidPattern, "invalid pattern: not UTF-8", request: subscription)
+            }
+            return .subscribe(
+                Frame.Subscribe(subscription: subscription, pattern: try Pattern(text, request: subscription))
+            )
+        case .unsubscribe:
+            let subscription = try reader.u32("subscription")
+            try reader.finish()
+            try requireNonZero(subscription, "UNSUBSCRIBE subscription")
+            return .unsubscribe(Frame.Unsubscribe(subscription: subscription))
+        case .get:
+            let request = try reader.u32("request")
+            let raw = try reader.str8("name")
+            try reader.finish()
+            try requireNonZero(request, "GET request")
+            return .get(Frame.Get(request: request, name: try Name.decode(raw, request: request)))
+        case .ping:
+            let request = try reader.u32("request")
+            try reader.finish()
+            try requireNonZero(request, "PING request")
+            return .ping(Frame.Ping(request: request))
+        case .status:
+            let request = try reader.u32("request")
+            try reader.finish()
+            try requireNonZero(request, "STATUS request")
+            return .status(Frame.Status(request: request))
+        case .bye:
+            try reader.finish()
+            return .bye
+        case .welcome:
+            let welcome = Frame.Welcome(
+                version: try reader.u16("version"),
+                maxSubscriptions: try reader.u16("maxSubscriptions"),
+                maxPayload: try reader.u32("maxPayload"),
+                daemonPID: try reader.u32("daemonPID"),
+                server: try reader.text8("server")
+            )
+            try reader.finish()
+            return .welcome(welcome)
+        case .notify:
+            let sequence = try reader.u64("sequence")
+            let time = try reader.u64("time")
+            let pid = try reader.i32("pid")
+            let uid = try reader.u32("uid")
+            let gid = try reader.u32("gid")
+            let subscription = try reader.u32("subscription")
+            let name = try Name.decode(try reader.str8("name"))
+            return .notify(
+                Frame.Notify(
+                    sequence: sequence,
+                    time: time,
+                    pid: pid,
+                    uid: uid,
+                    gid: gid,
+                    subscription: subscription,
+                    retained: flags != 0,
+                    name: name,
+                    payload: [UInt8](reader.rest())
+                )
+            )
+        case .ack:
+            let ack = Frame.Ack(request: try reader.u32("request"), sequence: try reader.u64("sequence"))
+            try reader.finish()
+            return .ack(ack)
+        case .dropped:
+            let dropped = Frame.Dropped(
+                count: try reader.u64("count"),
+                firstSequence: try reader.u64("firstSequence"),
+                lastSequence: try reader.u64("lastSequence")
+            )
+            try reader.finish()
+            return .dropped(dropped)
+        case .error:
+            let request = try reader.u32("request")
+            let code = try reader.u16("code")
+            let raw = reader.rest()
+            guard raw.count <= Limits.maxReasonBytes, let reason = String(validating: raw, as: UTF8.self) else {
+                throw WireError(.malformedFrame, "ERROR reason must be UTF-8 of at most \(Limits.maxReasonBytes) bytes")
+            }
+            return .error(WireError(WireError.Code(rawValue: code), reason, request: request))
+        case .statusReport:
+            let report = Frame.StatusReport(
+                request: try reader.u32("request"),
+                pid: try reader.i32("pid"),
+                startTime: try reader.u64("startTime"),
+                connections: try reader.u32("connections"),
+                subscriptions: try reader.u32("subscriptions"),
+                retained: try reader.u32("retained"),
+                posted: try reader.u64("posted"),
+                delivered: try reader.u64("delivered"),
+                dropped: try reader.u64("dropped")
+            )
+            try reader.finish()
+            return .statusReport(report)
+        }
+    }
+
+    private static func requireNonZero(_ value: UInt32, _ field: String) throws(WireError) {
+        guard value != 0 else {
+            throw WireError(.invalidRequest, "\(field) must not be 0")
+        }
+    }
+}
+
+extension Frame {
+    /// Decodes exactly one whole frame.
+    ///
+    /// - Throws: `WireError` for a violation, including `MALFORMED_FRAME` when `bytes` holds less or more
+    ///   than one frame.
+    public static func decode(
+        _ bytes: some Collection<UInt8>,
+        role: FrameDecoder.Role,
+        maxPayload: Int = Limits.defaultMaxPayload
+    ) throws(WireError) -> Frame {
+        var decoder = FrameDecoder(role: role, maxPayload: maxPayload)
+        decoder.append(contentsOf: bytes)
+        guard let frame = try decoder.next() else {
+            throw WireError(.malformedFrame, "truncated frame: \(bytes.count) bytes")
+        }
+        guard decoder.bufferedByteCount == 0 else {
+            throw WireError(.malformedFrame, "\(decoder.bufferedByteCount) bytes after the frame")
+        }
+        return frame
+    }
+}

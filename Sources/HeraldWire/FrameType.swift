@@ -1,0 +1,43 @@
+/// The `type` byte of a frame (wire.md, "Frame types").
+public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    case hello = 0x01
+    case post = 0x02
+    case subscribe = 0x03
+    case unsubscribe = 0x04
+    case get = 0x05
+    case ping = 0x06
+    case status = 0x07
+    case bye = 0x08
+    case welcome = 0x81
+    case notify = 0x82
+    case ack = 0x83
+    case dropped = 0x84
+    case error = 0x85
+    case statusReport = 0x86
+
+    /// Whether clients send this type to the daemon (as opposed to the daemon sending it).
+    public var isClientFrame: Bool { rawValue < 0x80 }
+
+    /// The type's name as wire.md spells it.
+    public var description: String {
+        switch self {
+        case .hello: "HELLO"
+        case .post: "POST"
+        case .subscribe: "SUBSCRIBE"
+        case .unsubscribe: "UNSUBSCRIBE"
+        case .get: "GET"
+        case .ping: "PING"
+        case .status: "STATUS"
+        case .bye: "BYE"
+        case .welcome: "WELCOME"
+        case .notify: "NOTIFY"
+        case .ack: "ACK"
+        case .dropped: "DROPPED"
+        case .error: "ERROR"
+        case .statusReport: "STATUS_REPORT"
+        }
+    }
+}
+
+/// The size of a frame's header: the `length` prefix, `type` and `flags`.
+public let frameHeaderSize = 6

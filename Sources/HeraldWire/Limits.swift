@@ -1,0 +1,33 @@
+/// The protocol's size limits (wire.md, "Limits"). The fixed ones are constants; the daemon's
+/// configurable ones have their defaults here and travel to clients in `WELCOME`.
+public enum Limits {
+    /// The longest name or pattern, in bytes of UTF-8.
+    public static let maxNameBytes = 255
+    /// The longest `HELLO` client label, in bytes.
+    public static let maxClientLabelBytes = 64
+    /// The longest `ERROR` reason, in bytes; longer reasons are cut at a character boundary.
+    public static let maxReasonBytes = 1024
+    /// The default largest payload, in bytes.
+    public static let defaultMaxPayload = 65536
+    /// The default number of subscriptions one connection may hold.
+    public static let defaultMaxSubscriptions = 1024
+    /// The default number of names with a retained value.
+    public static let defaultMaxRetained = 10000
+    /// The default bound of one connection's outgoing queue, in bytes.
+    public static let defaultQueueBytes = 4 << 20
+    /// Frame overhead allowed beyond the payload: the header and every fixed field fit in it.
+    public static let frameOverhead = 1024
+
+    /// The largest `length` prefix accepted when payloads may be `maxPayload` bytes.
+    public static func maxFrameLength(maxPayload: Int) -> Int {
+        maxPayload + frameOverhead
+    }
+}
+
+/// Protocol versions this implementation speaks.
+public enum ProtocolVersion {
+    /// The version Protocols/wire.md describes.
+    public static let current: UInt16 = 1
+    /// Every version spoken, lowest first.
+    public static let supported: ClosedRange<UInt16> = 1...1
+}

@@ -1,0 +1,86 @@
+/// The name grammar of wire.md: 1 to 255 bytes of UTF-8, segments separated by `.`, no space,
+/// control characters or `*`.
+public enum Name {
+    /// The first segment reserved for notices the library synthesises (`herald.dropped`).
+    public static let reservedPrefix = "herald"
+
+    /// Checks that `name` is a valid name.
+    ///
+    /// - Throws: `WireError` with code `INVALID_NAME` and a reason that says what is wrong and where.
+    public static func validate(_ name: String, request: UInt32 = 0) throws(WireError) {
+        if let problem = problem(in: name, allowWildcards: false) {
+            throw WireError(.invalidName, "invalid name \(quoted(name)): \(problem)", request: request)
+        }
+    }
+
+    /// Whether `name` is valid; the same rule as `validate(_:)`.
+    public static func isValid(_ name: String) -> Bool {
+        problem(in: name, allowWildcards: false) == nil
+    }
+
+    /// Whether `name` lies in the reserved `herald.` namespace.
+    public static func isReserved(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        let prefix = reservedPrefix.utf8
+        guard utf8.count >= prefix.count, utf8.starts(with: prefix) else { return false }
+        let rest = utf8.dropFirst(prefix.count)
+        return rest.isEmpty || rest.first == UInt8(ascii: ".")
+    }
+
+    /// Decodes and validates a name from raw bytes off the wire.
+    ///
+    /// - Throws: `INVALID_NAME` when the bytes are not UTF-8 or not a name.
+    public static func decode(_ bytes: some Collection<UInt8>, request: UInt32 = 0) throws(WireError) -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw WireError(.invalidName, "invalid name: not UTF-8", request: request)
+        }
+        try validate(text, request: request)
+        return text
+    }
+
+    /// Describes what is wrong with `text` as a name (or, with `allowWildcards`, as the segments of
+    /// a pattern before wildcard rules are applied), or returns nil when nothing is.
+    static func problem(in text: String, allowWildcards: Bool) -> String? {
+        let count = text.utf8.count
+        if count == 0 { return "it is empty" }
+        if count > Limits.maxNameBytes { return "it is \(count) bytes, the limit is \(Limits.maxNameBytes)" }
+        var offset = 0
+        var segmentLength = 0
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if scalar == "." {
+                if segmentLength == 0 { return "empty segment at byte \(offset)" }
+                segmentLength = 0
+            } else if value <= 0x20 || (0x7F...0x9F).contains(value) {
+                let what = value == 0x20 ? "a space" : "control character U+\(hex4(value))"
+                return "\(what) at byte \(offset)"
+            } else if scalar == "*" && !allowWildcards {
+                return "'*' at byte \(offset) (wildcards belong in patterns, not names)"
+            } else {
+                segmentLength += 1
+            }
+            offset += UTF8.width(scalar)
+        }
+        if segmentLength == 0 { return "empty segment at byte \(offset)" }
+        return nil
+    }
+
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else if scalar == "\"" || scalar == "\\" {
+                out += "\\\(scalar)"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    private static func hex4(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}

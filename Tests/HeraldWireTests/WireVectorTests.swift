@@ -1,0 +1,102 @@
+import HeraldWire
+import Testing
+
+/// The hex vectors of Protocols/wire.md, read from the spec itself so the document and the codec
+/// cannot drift apart.
+struct WireVectorTests {
+    static let expected: [String: Frame] = [
+        "hello": .hello(.init(minVersion: 1, maxVersion: 1, client: "herald")),
+        "post": .post(.init(request: 0, name: "session.willResignActive", payload: Array(#"{"user":"alice"}"#.utf8))),
+        "post-retain-acked": .post(
+            .init(request: 7, name: "session.state", payload: Array(#"{"state":"away"}"#.utf8), retain: true)
+        ),
+        "post-retain-clear": .post(.init(request: 8, name: "session.state", payload: [], retain: true)),
+        "subscribe": .subscribe(.init(subscription: 1, pattern: try! Pattern("session.*"))),
+        "unsubscribe": .unsubscribe(.init(subscription: 1)),
+        "get": .get(.init(request: 9, name: "session.state")),
+        "ping": .ping(.init(request: 10)),
+        "status": .status(.init(request: 11)),
+        "bye": .bye,
+        "welcome": .welcome(
+            .init(version: 1, maxSubscriptions: 1024, maxPayload: 65536, daemonPID: 4242, server: "heraldd 0.1.0")
+        ),
+        "notify": .notify(
+            .init(
+                sequence: 42,
+                time: 1_795_000_000_123_456_789,
+                pid: 1234,
+                uid: 1000,
+                gid: 1000,
+                name: "session.willResignActive",
+                payload: Array(#"{"user":"alice"}"#.utf8)
+            )
+        ),
+        "notify-retained": .notify(
+            .init(
+                sequence: 7,
+                time: 1_795_000_000_000_000_000,
+                pid: 99,
+                uid: 1000,
+                gid: 100,
+                subscription: 3,
+                retained: true,
+                name: "session.state",
+                payload: Array(#"{"state":"away"}"#.utf8)
+            )
+        ),
+        "ack": .ack(.init(request: 1, sequence: 41)),
+        "dropped": .dropped(.init(count: 3, firstSequence: 100, lastSequence: 104)),
+        "error": .error(WireError(.invalidName, #"invalid name "a..b": empty segment at byte 2"#)),
+        "status-report": .statusReport(
+            .init(
+                request: 11,
+                pid: 4242,
+                startTime: 1_795_000_000_000_000_000,
+                connections: 3,
+                subscriptions: 5,
+                retained: 2,
+                posted: 100,
+                delivered: 250,
+                dropped: 4
+            )
+        ),
+    ]
+
+    static let vectors: [String: [UInt8]] = SpecFile.hexVectors()
+
+    @Test func specHasAVectorForEveryFrameTypeAndEveryVectorIsChecked() {
+        #expect(Set(Self.vectors.keys) == Set(Self.expected.keys))
+        let covered = Set(Self.expected.values.map(\.type))
+        #expect(covered == Set(FrameType.allCases))
+    }
+
+    @Test(arguments: expected.keys.sorted())
+    func vectorDecodesToItsFrame(name: String) throws {
+        let bytes = try #require(Self.vectors[name], "wire.md has no vector named \(name)")
+        let expected = try #require(Self.expected[name])
+        let role: FrameDecoder.Role = expected.type.isClientFrame ? .daemon : .client
+        #expect(try Frame.decode(bytes, role: role) == expected)
+    }
+
+    @Test(arguments: expected.keys.sorted())
+    func frameEncodesToItsVector(name: String) throws {
+        let bytes = try #require(Self.vectors[name], "wire.md has no vector named \(name)")
+        let frame = try #require(Self.expected[name])
+        #expect(frame.encoded() == bytes)
+        #expect(frame.encodedSize == bytes.count)
+    }
+
+    @Test(arguments: expected.keys.sorted())
+    func vectorDecodesWhenFedOneByteAtATime(name: String) throws {
+        let bytes = try #require(Self.vectors[name])
+        let frame = try #require(Self.expected[name])
+        var decoder = FrameDecoder(role: frame.type.isClientFrame ? .daemon : .client)
+        var frames: [Frame] = []
+        for byte in bytes {
+            decoder.append(contentsOf: [byte])
+            if let next = try decoder.next() { frames.append(next) }
+        }
+        #expect(frames == [frame])
+        #expect(decoder.bufferedByteCount == 0)
+    }
+}
