@@ -1,0 +1,218 @@
+public import HeraldWire
+
+/// The daemon's decisions, as a state machine with no I/O: connections and their handshake,
+/// subscriptions and matching, retained values, and each connection's bounded outgoing queue.
+///
+/// Its owner feeds it events (`connectionOpened`, `frameReceived`, `inputFailed`,
+/// `connectionClosed`, `shutDown`) and acts on what it returns and on `drainDirty`: write the
+/// pending output of the connections named, close a connection once its output is written. The
+/// broker reads no clock (the owner passes `now`) and never blocks.
+public struct Broker {
+    /// The daemon's limits and identity.
+    public struct Configuration: Sendable {
+        /// The uid that owns the daemon; peers with another uid, except root, are refused.
+        public var ownerUID: UInt32
+        public var daemonPID: Int32
+        /// The daemon's name and version, sent in `WELCOME`.
+        public var server: String
+        /// When the daemon started, in nanoseconds since 1970.
+        public var startTime: UInt64
+        public var maxPayload: Int = Limits.defaultMaxPayload
+        public var maxSubscriptions: Int = Limits.defaultMaxSubscriptions
+        public var maxRetained: Int = Limits.defaultMaxRetained
+        public var queueBytes: Int = Limits.defaultQueueBytes
+
+        public init(ownerUID: UInt32, daemonPID: Int32, server: String, startTime: UInt64) {
+            self.ownerUID = ownerUID
+            self.daemonPID = daemonPID
+            self.server = server
+            self.startTime = startTime
+        }
+    }
+
+    /// What the owner must do after an event, besides writing dirty connections' output.
+    public enum Action: Equatable, Sendable {
+        case none
+        /// Stop reading this connection, write what is queued for it (within the shutdown bound),
+        /// then close it.
+        case closeAfterFlush
+    }
+
+    enum Phase {
+        case awaitingHello
+        case ready
+        case closing
+    }
+
+    struct Connection {
+        let sender: Sender
+        var phase: Phase = .awaitingHello
+        var client = ""
+        var subscriptions: [UInt32: Pattern] = [:]
+        var queue: OutboundQueue
+        /// The last post queued here, so a post matching several subscriptions is queued once.
+        var lastSequence: UInt64 = 0
+        var isDirty = false
+    }
+
+    struct Retained {
+        let notify: Frame.Notify
+    }
+
+    public let configuration: Configuration
+    var connections: [Connection?] = []
+    var openConnections = 0
+    var index = PatternIndex<ConnectionID>()
+    var retained: [String: Retained] = [:]
+    var lastSequence: UInt64 = 0
+    var subscriptionCount = 0
+    var posted: UInt64 = 0
+    var delivered: UInt64 = 0
+    var dropped: UInt64 = 0
+    var dirty: [ConnectionID] = []
+    /// Reused for each post's matches, so matching allocates nothing once warm.
+    var matches: [ConnectionID] = []
+
+    /// Creates a broker with no connections.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// A new connection was accepted from `sender`.
+    public mutating func connectionOpened(_ id: ConnectionID, sender: Sender) -> Action {
+        if id.rawValue >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: id.rawValue + 1 - connections.count))
+        }
+        precondition(connections[id.rawValue] == nil, "connection \(id) opened twice")
+        connections[id.rawValue] = Connection(sender: sender, queue: OutboundQueue(limit: configuration.queueBytes))
+        openConnections += 1
+        if sender.uid != configuration.ownerUID && sender.uid != 0 {
+            return fail(
+                id,
+                WireError(
+                    .permissionDenied,
+                    "uid \(sender.uid) may not use this daemon, which belongs to uid \(configuration.ownerUID)"
+                )
+            )
+        }
+        return .none
+    }
+
+    /// The connection's input broke the protocol (the decoder threw): answer with the error, then close.
+    public mutating func inputFailed(_ error: WireError, on id: ConnectionID) -> Action {
+        guard connections[id.rawValue]?.phase != .closing else { return .closeAfterFlush }
+        return fail(id, error)
+    }
+
+    /// The connection is gone: its subscriptions end and its queue is freed. Call it before reusing `id`.
+    public mutating func connectionClosed(_ id: ConnectionID) {
+        guard var connection = connections[id.rawValue] else {
+            preconditionFailure("connection \(id) closed but not open")
+        }
+        for pattern in connection.subscriptions.values {
+            index.remove(pattern, for: id)
+        }
+        subscriptionCount -= connection.subscriptions.count
+        connection.queue.removeAll()
+        connections[id.rawValue] = nil
+        openConnections -= 1
+    }
+
+    /// The daemon is stopping: every connection gets a final `SHUTTING_DOWN` error after what is already
+    /// queued for it.
+    public mutating func shutDown() {
+        for slot in connections.indices {
+            guard let connection = connections[slot], connection.phase != .closing else { continue }
+            _ = fail(ConnectionID(slot), WireError(.shuttingDown, "heraldd is shutting down"))
+        }
+    }
+
+    /// Whether the owner should read this connection now: false while it is closing, and while its
+    /// unanswered control frames are over the queue bound (back-pressure on a client that does not read).
+    public func wantsInput(_ id: ConnectionID) -> Bool {
+        guard let connection = connections[id.rawValue] else { return false }
+        return connection.phase != .closing && !connection.queue.isOverControlLimit
+    }
+
+    /// Whether anything is queued for the connection.
+    public func hasOutput(_ id: ConnectionID) -> Bool {
+        connections[id.rawValue].map { !$0.queue.isEmpty } ?? false
+    }
+
+    /// Whether the connection is closing (after an error or `BYE`).
+    public func isClosing(_ id: ConnectionID) -> Bool {
+        connections[id.rawValue]?.phase == .closing
+    }
+
+    /// Bytes queued for the connection.
+    public func queuedBytes(_ id: ConnectionID) -> Int {
+        connections[id.rawValue]?.queue.queuedBytes ?? 0
+    }
+
+    /// Calls `body` once for each connection that got new output since the last call.
+    public mutating func drainDirty(_ body: (ConnectionID) -> Void) {
+        guard !dirty.isEmpty else { return }
+        var list: [ConnectionID] = []
+        swap(&list, &dirty)
+        for id in list {
+            guard connections[id.rawValue] != nil else { continue }
+            connections[id.rawValue]!.isDirty = false
+            body(id)
+        }
+        list.removeAll(keepingCapacity: true)
+        if dirty.isEmpty { swap(&list, &dirty) }
+    }
+
+    /// Calls `body` with the connection's next bytes to write, in order, at most `maxChunks` of them.
+    /// The memory stays valid until the next call that changes the broker.
+    public mutating func pendingOutput(
+        for id: ConnectionID,
+        maxChunks: Int,
+        _ body: (UnsafeRawBufferPointer) -> Void
+    ) {
+        connections[id.rawValue]?.queue.pendingChunks(maxChunks: maxChunks, body)
+    }
+
+    /// Records that `byteCount` bytes of the connection's pending output were written.
+    public mutating func didWrite(_ byteCount: Int, to id: ConnectionID) {
+        guard byteCount > 0, connections[id.rawValue] != nil else { return }
+        let written = connections[id.rawValue]!.queue.didWrite(byteCount)
+        delivered += UInt64(written.notifications)
+    }
+
+    /// The daemon's counters, as `STATUS_REPORT` carries them.
+    public func statusReport(request: UInt32) -> Frame.StatusReport {
+        Frame.StatusReport(
+            request: request,
+            pid: configuration.daemonPID,
+            startTime: configuration.startTime,
+            connections: UInt32(openConnections),
+            subscriptions: UInt32(subscriptionCount),
+            retained: UInt32(retained.count),
+            posted: posted,
+            delivered: delivered,
+            dropped: dropped
+        )
+    }
+
+    // MARK: Internals shared with Broker+Frames
+
+    mutating func enqueueControl(_ frame: Frame, to id: ConnectionID) {
+        connections[id.rawValue]!.queue.enqueueControl(EncodedFrame(frame))
+        markDirty(id)
+    }
+
+    mutating func markDirty(_ id: ConnectionID) {
+        if !connections[id.rawValue]!.isDirty {
+            connections[id.rawValue]!.isDirty = true
+            dirty.append(id)
+        }
+    }
+
+    /// Queues a final `ERROR` and marks the connection closing.
+    mutating func fail(_ id: ConnectionID, _ error: WireError) -> Action {
+        enqueueControl(.error(error), to: id)
+        connections[id.rawValue]!.phase = .closing
+        return .closeAfterFlush
+    }
+}

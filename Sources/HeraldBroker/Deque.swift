@@ -1,0 +1,90 @@
+/// A double-ended queue on a ring buffer: O(1) append and removal at both ends, no per-element
+/// allocation. Internal to the broker; it holds each connection's outgoing frames.
+struct Deque<Element> {
+    private var storage: [Element?] = []
+    private var head = 0
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    var first: Element? { count == 0 ? nil : storage[head] }
+
+    subscript(index: Int) -> Element {
+        get {
+            precondition(index >= 0 && index < count, "Deque index \(index) out of range 0..<\(count)")
+            return storage[(head + index) % storage.count]!
+        }
+        set {
+            precondition(index >= 0 && index < count, "Deque index \(index) out of range 0..<\(count)")
+            storage[(head + index) % storage.count] = newValue
+        }
+    }
+
+    mutating func append(_ element: Element) {
+        if count == storage.count { grow() }
+        storage[(head + count) % storage.count] = element
+        count += 1
+    }
+
+    mutating func prepend(_ element: Element) {
+        if count == storage.count { grow() }
+        head = (head + storage.count - 1) % storage.count
+        storage[head] = element
+        count += 1
+    }
+
+    /// Inserts `element` so that it ends up at `index` (0 ... count).
+    mutating func insert(_ element: Element, at index: Int) {
+        precondition(index >= 0 && index <= count, "Deque insert index \(index) out of range 0...\(count)")
+        if index == 0 { return prepend(element) }
+        append(element)
+        var position = count - 1
+        while position > index {
+            swapAt(position, position - 1)
+            position -= 1
+        }
+    }
+
+    @discardableResult
+    mutating func removeFirst() -> Element {
+        precondition(count > 0, "removeFirst on an empty Deque")
+        let element = storage[head]!
+        storage[head] = nil
+        head = (head + 1) % storage.count
+        count -= 1
+        return element
+    }
+
+    /// Removes the element at `index`, shifting the ones before it; O(index).
+    @discardableResult
+    mutating func remove(at index: Int) -> Element {
+        let element = self[index]
+        var position = index
+        while position > 0 {
+            swapAt(position, position - 1)
+            position -= 1
+        }
+        removeFirst()
+        return element
+    }
+
+    mutating func removeAll() {
+        storage = []
+        head = 0
+        count = 0
+    }
+
+    private mutating func swapAt(_ a: Int, _ b: Int) {
+        let size = storage.count
+        storage.swapAt((head + a) % size, (head + b) % size)
+    }
+
+    private mutating func grow() {
+        var grown = [Element?](repeating: nil, count: Swift.max(8, storage.count * 2))
+        for index in 0..<count {
+            grown[index] = storage[(head + index) % storage.count]
+        }
+        storage = grown
+        head = 0
+    }
+}

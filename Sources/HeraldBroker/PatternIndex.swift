@@ -1,0 +1,133 @@
+public import HeraldWire
+
+/// Finds the keys subscribed to patterns matching a name without scanning every subscription.
+///
+/// Exact patterns live in a hash table keyed by name. Wildcard patterns live in a trie over
+/// segments, where a node has literal children, a `*` child, keys whose pattern ends at the node and
+/// keys whose pattern ends in `**` after it. Each key's patterns are counted, so the same key may hold
+/// the same pattern several times. Empty nodes are pruned, so churn leaves nothing behind.
+public struct PatternIndex<Key: Hashable> {
+    private struct Node {
+        var children: [Substring: Int] = [:]
+        var star: Int?
+        var terminal: [Key: Int] = [:]
+        var trailing: [Key: Int] = [:]
+
+        var isEmpty: Bool { children.isEmpty && star == nil && terminal.isEmpty && trailing.isEmpty }
+    }
+
+    private var exact: [String: [Key: Int]] = [:]
+    private var nodes: [Node] = [Node()]
+    private var freeNodes: [Int] = []
+
+    public init() {}
+
+    /// Whether no pattern is indexed.
+    public var isEmpty: Bool { exact.isEmpty && nodes[0].isEmpty }
+
+    /// Adds one occurrence of `pattern` for `key`.
+    public mutating func insert(_ pattern: Pattern, for key: Key) {
+        if pattern.isExact {
+            exact[pattern.text, default: [:]][key, default: 0] += 1
+            return
+        }
+        var node = 0
+        for segment in pattern.segments {
+            switch segment {
+            case .literal(let text):
+                if let child = nodes[node].children[text[...]] {
+                    node = child
+                } else {
+                    let child = allocateNode()
+                    nodes[node].children[text[...]] = child
+                    node = child
+                }
+            case .any:
+                if let child = nodes[node].star {
+                    node = child
+                } else {
+                    let child = allocateNode()
+                    nodes[node].star = child
+                    node = child
+                }
+            }
+        }
+        if pattern.matchesTrailingSegments {
+            nodes[node].trailing[key, default: 0] += 1
+        } else {
+            nodes[node].terminal[key, default: 0] += 1
+        }
+    }
+
+    /// Removes one occurrence of `pattern` for `key`; a pattern not present is a no-op.
+    public mutating func remove(_ pattern: Pattern, for key: Key) {
+        if pattern.isExact {
+            guard var keys = exact[pattern.text], let count = keys[key] else { return }
+            keys[key] = count > 1 ? count - 1 : nil
+            exact[pattern.text] = keys.isEmpty ? nil : keys
+            return
+        }
+        var path: [Int] = [0]
+        for segment in pattern.segments {
+            let next: Int?
+            switch segment {
+            case .literal(let text): next = nodes[path.last!].children[text[...]]
+            case .any: next = nodes[path.last!].star
+            }
+            guard let next else { return }
+            path.append(next)
+        }
+        let last = path.last!
+        if pattern.matchesTrailingSegments {
+            guard let count = nodes[last].trailing[key] else { return }
+            nodes[last].trailing[key] = count > 1 ? count - 1 : nil
+        } else {
+            guard let count = nodes[last].terminal[key] else { return }
+            nodes[last].terminal[key] = count > 1 ? count - 1 : nil
+        }
+        // Prune empty nodes bottom-up.
+        var depth = pattern.segments.count
+        while depth > 0, nodes[path[depth]].isEmpty {
+            let parent = path[depth - 1]
+            switch pattern.segments[depth - 1] {
+            case .literal(let text): nodes[parent].children[text[...]] = nil
+            case .any: nodes[parent].star = nil
+            }
+            nodes[path[depth]] = Node()
+            freeNodes.append(path[depth])
+            depth -= 1
+        }
+    }
+
+    /// Calls `body` for every key with a pattern matching `name`, once per matching pattern (a key
+    /// with two matching patterns is reported twice; callers that want each key once deduplicate).
+    public func forEachMatch(of name: String, _ body: (Key) -> Void) {
+        if let keys = exact[name] {
+            for key in keys.keys { body(key) }
+        }
+        guard nodes[0].children.count > 0 || nodes[0].star != nil || !nodes[0].trailing.isEmpty else { return }
+        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
+        visit(0, segments[...], body)
+    }
+
+    private func visit(_ index: Int, _ segments: ArraySlice<Substring>, _ body: (Key) -> Void) {
+        let node = nodes[index]
+        guard let segment = segments.first else {
+            for key in node.terminal.keys { body(key) }
+            return
+        }
+        for key in node.trailing.keys { body(key) }
+        let rest = segments.dropFirst()
+        if let child = node.children[segment] { visit(child, rest, body) }
+        if let star = node.star { visit(star, rest, body) }
+    }
+
+    /// The number of trie nodes in use, for tests that check pruning.
+    public var nodeCount: Int { nodes.count - freeNodes.count }
+
+    private mutating func allocateNode() -> Int {
+        if let index = freeNodes.popLast() { return index }
+        nodes.append(Node())
+        return nodes.count - 1
+    }
+}

@@ -1,0 +1,71 @@
+import HeraldBroker
+import HeraldWire
+
+/// Drives a `Broker` event by event and reads back what it queued for each connection, decoded, as a
+/// client would see it. Writes "succeed" in full unless a test holds a connection back.
+struct BrokerHarness {
+    var broker: Broker
+    var now: UInt64 = 1_000
+    static let owner = Sender(pid: 100, uid: 1000, gid: 1000)
+
+    init(queueBytes: Int = 1 << 20, maxSubscriptions: Int = 16, maxRetained: Int = 100) {
+        var configuration = Broker.Configuration(ownerUID: 1000, daemonPID: 42, server: "heraldd test", startTime: 5)
+        configuration.queueBytes = queueBytes
+        configuration.maxSubscriptions = maxSubscriptions
+        configuration.maxRetained = maxRetained
+        broker = Broker(configuration: configuration)
+    }
+
+    /// Opens a connection and completes the handshake, discarding the WELCOME.
+    mutating func connect(_ raw: Int, sender: Sender = owner) -> ConnectionID {
+        let id = ConnectionID(raw)
+        _ = broker.connectionOpened(id, sender: sender)
+        _ = send(.hello(.init(client: "test")), from: id)
+        _ = output(of: id)
+        return id
+    }
+
+    @discardableResult
+    mutating func send(_ frame: Frame, from id: ConnectionID) -> Broker.Action {
+        now += 1
+        return broker.frameReceived(frame, from: id, now: now)
+    }
+
+    mutating func subscribe(_ id: ConnectionID, _ subscription: UInt32, _ pattern: String) {
+        send(.subscribe(.init(subscription: subscription, pattern: try! Pattern(pattern))), from: id)
+    }
+
+    mutating func post(
+        _ id: ConnectionID,
+        _ name: String,
+        _ payload: String = "",
+        retain: Bool = false,
+        request: UInt32 = 0
+    ) {
+        send(.post(.init(request: request, name: name, payload: Array(payload.utf8), retain: retain)), from: id)
+    }
+
+    /// Writes everything queued for `id` and decodes it.
+    mutating func output(of id: ConnectionID) -> [Frame] {
+        var bytes: [UInt8] = []
+        while broker.hasOutput(id) {
+            var chunk: [UInt8] = []
+            broker.pendingOutput(for: id, maxChunks: 64) { chunk.append(contentsOf: $0) }
+            broker.didWrite(chunk.count, to: id)
+            bytes += chunk
+        }
+        var decoder = FrameDecoder(role: .client)
+        decoder.append(contentsOf: bytes)
+        var frames: [Frame] = []
+        while let frame = try! decoder.next() { frames.append(frame) }
+        return frames
+    }
+
+    /// Names and retained flags of the NOTIFY frames in `frames`.
+    static func notifications(_ frames: [Frame]) -> [String] {
+        frames.compactMap {
+            if case .notify(let notify) = $0 { return notify.retained ? "\(notify.name)(retained)" : notify.name }
+            return nil
+        }
+    }
+}
