@@ -1,0 +1,122 @@
+// CHeraldShim: the few pieces of the kernel interface that Glibc does not
+// expose cleanly to Swift. Everything here is a thin, errno-preserving
+// wrapper: it returns -1 and leaves errno set on failure, exactly like the
+// syscall it wraps, so HeraldPosix can apply its one retry policy.
+#ifndef C_HERALD_SHIM_H
+#define C_HERALD_SHIM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+// Declared, not included: including <sys/uio.h> here would make Swift see `iovec`
+// as this module's type instead of Glibc's.
+struct iovec;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: - Sockets
+
+/// Creates an AF_UNIX SOCK_STREAM socket with SOCK_CLOEXEC, and SOCK_NONBLOCK
+/// when `nonblock` is non-zero. (On Glibc SOCK_STREAM is an enum that Swift
+/// imports awkwardly, and the flag forms are Linux-only.)
+int herald_socket_unix_stream(int nonblock);
+
+/// Creates a connected AF_UNIX SOCK_STREAM pair with close-on-exec set on
+/// both ends; blocking. Returns 0 or -1 with errno.
+int herald_socketpair_unix_stream(int fds[2]);
+
+/// accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK); on platforms
+/// without accept4 it emulates the flags with fcntl.
+int herald_accept4(int fd);
+
+/// Binds `fd` to the AF_UNIX address `path` (`path_len` bytes, no NUL).
+/// Fails with ENAMETOOLONG when the path does not fit in sun_path with its NUL.
+int herald_bind_unix(int fd, const char *path, size_t path_len);
+
+/// Connects `fd` to the AF_UNIX address `path` (`path_len` bytes, no NUL).
+/// Fails with ENAMETOOLONG when the path does not fit in sun_path with its NUL.
+int herald_connect_unix(int fd, const char *path, size_t path_len);
+
+/// The capacity of sockaddr_un.sun_path in bytes, including the NUL.
+size_t herald_sun_path_capacity(void);
+
+/// The credentials of the peer of a connected AF_UNIX socket.
+/// Linux: SO_PEERCRED. Darwin: getpeereid plus LOCAL_PEERPID.
+int herald_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
+
+/// send(2) with MSG_NOSIGNAL so that a closed peer yields EPIPE, never SIGPIPE.
+/// (Darwin has no MSG_NOSIGNAL; there every socket this shim creates has
+/// SO_NOSIGPIPE set instead.)
+ssize_t herald_send(int fd, const void *buffer, size_t length);
+
+/// sendmsg(2) of an iovec array with MSG_NOSIGNAL (see herald_send).
+ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt);
+
+// MARK: - Errors
+
+/// The text of `error`, thread-safely (strerror_r into `buffer`). Returns a
+/// pointer to a NUL-terminated string, which may or may not be `buffer`.
+const char *herald_strerror(int error, char *buffer, size_t size);
+
+#ifdef __linux__
+
+// MARK: - epoll
+
+/// An epoll event copied out of the packed `struct epoll_event`, which Swift
+/// cannot lay out correctly on x86_64.
+typedef struct herald_epoll_event {
+    uint32_t events;
+    uint64_t data;
+} herald_epoll_event;
+
+extern const uint32_t HERALD_EPOLLIN;
+extern const uint32_t HERALD_EPOLLOUT;
+extern const uint32_t HERALD_EPOLLERR;
+extern const uint32_t HERALD_EPOLLHUP;
+extern const uint32_t HERALD_EPOLLRDHUP;
+extern const uint32_t HERALD_EPOLLET;
+extern const int HERALD_EPOLL_CTL_ADD;
+extern const int HERALD_EPOLL_CTL_MOD;
+extern const int HERALD_EPOLL_CTL_DEL;
+
+/// epoll_create1(EPOLL_CLOEXEC).
+int herald_epoll_create(void);
+
+/// epoll_ctl with the event built from `events` and `data` (stored in data.u64).
+int herald_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+
+/// epoll_wait into a temporary packed array, copied out to `events`.
+/// `max` must be between 1 and 1024.
+int herald_epoll_wait(int epfd, herald_epoll_event *events, int max, int timeout_ms);
+
+// MARK: - eventfd
+
+extern const int HERALD_EFD_CLOEXEC;
+extern const int HERALD_EFD_NONBLOCK;
+
+/// eventfd(initval, flags).
+int herald_eventfd(unsigned int initval, int flags);
+
+// MARK: - signalfd
+
+/// Blocks `signals` (count `count`) for the calling thread with
+/// pthread_sigmask(SIG_BLOCK) and creates a signalfd for them with
+/// SFD_CLOEXEC | SFD_NONBLOCK. Returns the fd or -1 with errno.
+int herald_signalfd(const int *signals, int count);
+
+/// Unblocks `signals` for the calling thread (pthread_sigmask(SIG_UNBLOCK)).
+int herald_unblock_signals(const int *signals, int count);
+
+/// Reads one signalfd_siginfo from `fd`: returns the signal number, or -1 with
+/// errno (EAGAIN when none is pending).
+int herald_signalfd_read(int fd);
+
+#endif  // __linux__
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // C_HERALD_SHIM_H

@@ -1,0 +1,265 @@
+// See include/CHeraldShim.h for the contract of each function.
+#include "CHeraldShim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#ifdef __linux__
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#endif
+
+// MARK: - Sockets
+
+#ifndef __linux__
+// Darwin has neither SOCK_CLOEXEC nor SOCK_NONBLOCK: set them after the fact.
+// The window before FD_CLOEXEC is set is acceptable there; Linux is the platform.
+static int herald_set_flags(int fd, int nonblock) {
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) return -1;
+    if (nonblock) {
+        int flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return -1;
+    }
+    int one = 1;
+    // Darwin has no MSG_NOSIGNAL; this is its per-socket equivalent.
+    (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+    return 0;
+}
+
+static int herald_close_preserving_errno(int fd) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+#endif
+
+int herald_socket_unix_stream(int nonblock) {
+#ifdef __linux__
+    return socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+#else
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0) return -1;
+    if (herald_set_flags(fd, nonblock) < 0) return herald_close_preserving_errno(fd);
+    return fd;
+#endif
+}
+
+int herald_socketpair_unix_stream(int fds[2]) {
+#ifdef __linux__
+    return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds);
+#else
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) < 0) return -1;
+    if (herald_set_flags(fds[0], 0) < 0 || herald_set_flags(fds[1], 0) < 0) {
+        int saved = errno;
+        close(fds[0]);
+        close(fds[1]);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+#endif
+}
+
+int herald_accept4(int fd) {
+#ifdef __linux__
+    return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+#else
+    int client = accept(fd, NULL, NULL);
+    if (client < 0) return -1;
+    if (herald_set_flags(client, 1) < 0) return herald_close_preserving_errno(client);
+    return client;
+#endif
+}
+
+size_t herald_sun_path_capacity(void) {
+    return sizeof(((struct sockaddr_un *)0)->sun_path);
+}
+
+static int herald_make_address(struct sockaddr_un *address, const char *path, size_t path_len) {
+    memset(address, 0, sizeof *address);
+    // The NUL must fit too: the kernel accepts an unterminated sun_path, but
+    // every tool that prints the address (ss, lsof) would then read past it.
+    if (path_len + 1 > sizeof address->sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    address->sun_family = AF_UNIX;
+    memcpy(address->sun_path, path, path_len);
+    return 0;
+}
+
+int herald_bind_unix(int fd, const char *path, size_t path_len) {
+    struct sockaddr_un address;
+    if (herald_make_address(&address, path, path_len) < 0) return -1;
+    return bind(fd, (const struct sockaddr *)&address, sizeof address);
+}
+
+int herald_connect_unix(int fd, const char *path, size_t path_len) {
+    struct sockaddr_un address;
+    if (herald_make_address(&address, path, path_len) < 0) return -1;
+    return connect(fd, (const struct sockaddr *)&address, sizeof address);
+}
+
+int herald_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) {
+#ifdef __linux__
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) < 0) return -1;
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+#else
+    uid_t peer_uid;
+    gid_t peer_gid;
+    if (getpeereid(fd, &peer_uid, &peer_gid) < 0) return -1;
+    pid_t peer_pid = -1;
+    socklen_t length = sizeof peer_pid;
+    if (getsockopt(fd, SOL_LOCAL, LOCAL_PEERPID, &peer_pid, &length) < 0) return -1;
+    *pid = peer_pid;
+    *uid = peer_uid;
+    *gid = peer_gid;
+    return 0;
+#endif
+}
+
+#ifdef MSG_NOSIGNAL
+#define HERALD_SEND_FLAGS MSG_NOSIGNAL
+#else
+#define HERALD_SEND_FLAGS 0
+#endif
+
+ssize_t herald_send(int fd, const void *buffer, size_t length) {
+    return send(fd, buffer, length, HERALD_SEND_FLAGS);
+}
+
+ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt) {
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = (struct iovec *)iov;
+    message.msg_iovlen = iovcnt;
+    return sendmsg(fd, &message, HERALD_SEND_FLAGS);
+}
+
+// MARK: - Errors
+
+const char *herald_strerror(int error, char *buffer, size_t size) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+    // The GNU variant returns the text, possibly a static string.
+    return strerror_r(error, buffer, size);
+#else
+    if (strerror_r(error, buffer, size) != 0) {
+        snprintf(buffer, size, "Unknown error %d", error);
+    }
+    return buffer;
+#endif
+}
+
+#ifdef __linux__
+
+// MARK: - epoll
+
+const uint32_t HERALD_EPOLLIN = EPOLLIN;
+const uint32_t HERALD_EPOLLOUT = EPOLLOUT;
+const uint32_t HERALD_EPOLLERR = EPOLLERR;
+const uint32_t HERALD_EPOLLHUP = EPOLLHUP;
+const uint32_t HERALD_EPOLLRDHUP = EPOLLRDHUP;
+const uint32_t HERALD_EPOLLET = EPOLLET;
+const int HERALD_EPOLL_CTL_ADD = EPOLL_CTL_ADD;
+const int HERALD_EPOLL_CTL_MOD = EPOLL_CTL_MOD;
+const int HERALD_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
+
+int herald_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int herald_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.events = events;
+    event.data.u64 = data;
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+enum { HERALD_EPOLL_MAX_EVENTS = 1024 };
+
+int herald_epoll_wait(int epfd, herald_epoll_event *events, int max, int timeout_ms) {
+    if (max < 1 || max > HERALD_EPOLL_MAX_EVENTS) {
+        errno = EINVAL;
+        return -1;
+    }
+    // struct epoll_event is packed on x86_64; copy it into an aligned struct.
+    struct epoll_event raw[HERALD_EPOLL_MAX_EVENTS];
+    int count = epoll_wait(epfd, raw, max, timeout_ms);
+    for (int i = 0; i < count; i++) {
+        events[i].events = raw[i].events;
+        events[i].data = raw[i].data.u64;
+    }
+    return count;
+}
+
+// MARK: - eventfd
+
+const int HERALD_EFD_CLOEXEC = EFD_CLOEXEC;
+const int HERALD_EFD_NONBLOCK = EFD_NONBLOCK;
+
+int herald_eventfd(unsigned int initval, int flags) {
+    return eventfd(initval, flags);
+}
+
+// MARK: - signalfd
+
+static int herald_make_sigset(sigset_t *set, const int *signals, int count) {
+    sigemptyset(set);
+    for (int i = 0; i < count; i++) {
+        if (sigaddset(set, signals[i]) < 0) return -1;
+    }
+    return 0;
+}
+
+int herald_signalfd(const int *signals, int count) {
+    sigset_t set;
+    if (herald_make_sigset(&set, signals, count) < 0) return -1;
+    // pthread_sigmask returns the error instead of setting errno.
+    int error = pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (error != 0) {
+        errno = error;
+        return -1;
+    }
+    return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int herald_unblock_signals(const int *signals, int count) {
+    sigset_t set;
+    if (herald_make_sigset(&set, signals, count) < 0) return -1;
+    int error = pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    if (error != 0) {
+        errno = error;
+        return -1;
+    }
+    return 0;
+}
+
+int herald_signalfd_read(int fd) {
+    struct signalfd_siginfo info;
+    ssize_t count = read(fd, &info, sizeof info);
+    if (count < 0) return -1;
+    if (count != (ssize_t)sizeof info) {
+        // The kernel only ever returns whole records; anything else is a bug.
+        errno = EIO;
+        return -1;
+    }
+    return (int)info.ssi_signo;
+}
+
+#endif  // __linux__

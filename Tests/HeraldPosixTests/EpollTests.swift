@@ -1,0 +1,78 @@
+#if os(Linux)
+import HeraldPosix
+import Testing
+
+@Suite struct EpollTests {
+    private func wait(_ epoll: borrowing Epoll, timeout: Int32) throws -> [Epoll.Event] {
+        var events = [Epoll.Event](repeating: Epoll.Event(), count: 8)
+        let count = try events.withUnsafeMutableBufferPointer { try epoll.wait(into: $0, timeoutMilliseconds: timeout) }
+        return Array(events[..<count])
+    }
+
+    @Test func reportsASocketReadableWithItsDataWord() throws {
+        let epoll = try Epoll()
+        let pair = try UnixSocket.pair()
+        try epoll.add(pair.second.rawValue, events: .readable, data: 42)
+        #expect(try wait(epoll, timeout: 0).isEmpty)
+
+        let byte: [UInt8] = [7]
+        _ = try byte.withUnsafeBytes { try pair.first.send($0) }
+        let events = try wait(epoll, timeout: 1000)
+        #expect(events.count == 1)
+        #expect(events.first?.data == 42)
+        #expect(events.first?.events.contains(.readable) == true)
+    }
+
+    @Test func modifyAndRemoveChangeWhatIsReported() throws {
+        let epoll = try Epoll()
+        let pair = try UnixSocket.pair()
+        try epoll.add(pair.first.rawValue, events: .readable, data: 1)
+        #expect(try wait(epoll, timeout: 0).isEmpty)
+        try epoll.modify(pair.first.rawValue, events: [.readable, .writable], data: 2)
+        #expect(try wait(epoll, timeout: 0) == [Epoll.Event(events: .writable, data: 2)])
+        try epoll.remove(pair.first.rawValue)
+        #expect(try wait(epoll, timeout: 0).isEmpty)
+        let error = #expect(throws: SystemError.self) { try epoll.remove(pair.first.rawValue) }
+        #expect(error?.errno == .noEntry)
+    }
+
+    @Test func reportsReadHangupWhenThePeerCloses() throws {
+        let epoll = try Epoll()
+        let pair = try UnixSocket.pair()
+        let first = pair.first
+        let second = pair.second
+        try epoll.add(second.rawValue, events: [.readable, .readHangup], data: 5)
+        first.close()
+        let events = try wait(epoll, timeout: 1000)
+        #expect(events.first?.events.contains(.readHangup) == true)
+    }
+
+    @Test func eventFDWakesAWaitFromAnotherThread() async throws {
+        final class Shared: Sendable {
+            let wakeup: EventFD
+            init() throws { wakeup = try EventFD() }
+        }
+        let shared = try Shared()
+        let epoll = try Epoll()
+        try epoll.add(shared.wakeup.rawValue, events: .readable, data: 99)
+        #expect(try wait(epoll, timeout: 0).isEmpty)
+
+        try await Task.detached {
+            try shared.wakeup.signal()
+            try shared.wakeup.signal()
+        }.value
+        let events = try wait(epoll, timeout: 5000)
+        #expect(events == [Epoll.Event(events: .readable, data: 99)])
+        #expect(try shared.wakeup.drain() == 2)
+        #expect(try wait(epoll, timeout: 0).isEmpty)
+        #expect(try shared.wakeup.drain() == 0)
+    }
+
+    @Test func waitTimesOutWithNoEvents() throws {
+        let epoll = try Epoll()
+        let start = SystemClock.monotonicNanoseconds()
+        #expect(try wait(epoll, timeout: 30).isEmpty)
+        #expect(SystemClock.monotonicNanoseconds() - start >= 25_000_000)
+    }
+}
+#endif
