@@ -39,12 +39,22 @@ let package = Package(
             dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldArguments"],
             swiftSettings: strict
         ),
+        // Starts the real built heraldd on a temporary socket for end-to-end tests.
+        .target(
+            name: "HeraldTestSupport",
+            dependencies: ["HeraldPosix"],
+            path: "Tests/HeraldTestSupport",
+            swiftSettings: strict
+        ),
         .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"]),
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
         .testTarget(name: "HeraldPosixTests", dependencies: ["HeraldPosix"]),
         .testTarget(name: "HeraldArgumentsTests", dependencies: ["HeraldArguments"]),
-        .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldWire", "heraldd"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Herald", "heraldd", "herald"]),
+        .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldWire", "HeraldTestSupport", "heraldd"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldTestSupport", "heraldd", "herald"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

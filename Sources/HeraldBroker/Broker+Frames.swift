@@ -154,6 +154,10 @@ extension Broker {
                 connections[id.rawValue] = nil  // take it out so the queue is mutated in place, not copied
                 connection.lastSequence = notify.sequence
                 dropped += UInt64(connection.queue.enqueueLive(frame, sequence: notify.sequence))
+                if !connection.isUrgent && connection.queue.queuedBytes * 2 > connection.queue.limit {
+                    connection.isUrgent = true
+                    urgent.append(id)
+                }
                 connections[id.rawValue] = connection
                 markDirty(id)
             }

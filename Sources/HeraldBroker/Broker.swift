@@ -4,7 +4,7 @@ public import HeraldWire
 /// subscriptions and matching, retained values, and each connection's bounded outgoing queue.
 ///
 /// Its owner feeds it events (`connectionOpened`, `frameReceived`, `inputFailed`,
-/// `connectionClosed`, `shutDown`) and acts on what it returns and on `drainDirty`: write the
+/// `connectionClosed`, `shutDown`) and acts on what it returns and on `takeDirty`: write the
 /// pending output of the connections named, close a connection once its output is written. The
 /// broker reads no clock (the owner passes `now`) and never blocks.
 public struct Broker {
@@ -53,6 +53,7 @@ public struct Broker {
         /// The last post queued here, so a post matching several subscriptions is queued once.
         var lastSequence: UInt64 = 0
         var isDirty = false
+        var isUrgent = false
     }
 
     struct Retained {
@@ -70,6 +71,8 @@ public struct Broker {
     var delivered: UInt64 = 0
     var dropped: UInt64 = 0
     var dirty: [ConnectionID] = []
+    /// Connections whose queue passed half its bound since the owner last wrote them.
+    var urgent: [ConnectionID] = []
     /// Reused for each post's matches, so matching allocates nothing once warm.
     var matches: [ConnectionID] = []
 
@@ -149,18 +152,32 @@ public struct Broker {
         connections[id.rawValue]?.queue.queuedBytes ?? 0
     }
 
-    /// Calls `body` once for each connection that got new output since the last call.
-    public mutating func drainDirty(_ body: (ConnectionID) -> Void) {
-        guard !dirty.isEmpty else { return }
-        var list: [ConnectionID] = []
-        swap(&list, &dirty)
-        for id in list {
-            guard connections[id.rawValue] != nil else { continue }
+    /// Moves the connections that got new output since the last call into `ids` (appended, each once).
+    ///
+    /// The list is handed out rather than walked with a callback, so the owner can write, and so change
+    /// the broker, for each of them.
+    public mutating func takeDirty(into ids: inout [ConnectionID]) {
+        for id in dirty where connections[id.rawValue] != nil {
             connections[id.rawValue]!.isDirty = false
-            body(id)
+            ids.append(id)
         }
-        list.removeAll(keepingCapacity: true)
-        if dirty.isEmpty { swap(&list, &dirty) }
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    /// Whether some connection's queue passed half its bound while frames were processed: the owner
+    /// should write those connections now, before the rest of its read batch, so the socket buffer takes
+    /// the output before the queue has to drop any of it.
+    public var hasUrgentOutput: Bool { !urgent.isEmpty }
+
+    /// Moves the connections whose queue passed half its bound into `ids` (appended, each once).
+    ///
+    /// A connection is reported again only after its queue has drained below half: one whose socket is
+    /// full waits for writability like any other instead of costing a failed write per post.
+    public mutating func takeUrgent(into ids: inout [ConnectionID]) {
+        for id in urgent where connections[id.rawValue] != nil {
+            ids.append(id)
+        }
+        urgent.removeAll(keepingCapacity: true)
     }
 
     /// Calls `body` with the connection's next bytes to write, in order, at most `maxChunks` of them.
@@ -178,6 +195,8 @@ public struct Broker {
         guard byteCount > 0, connections[id.rawValue] != nil else { return }
         let written = connections[id.rawValue]!.queue.didWrite(byteCount)
         delivered += UInt64(written.notifications)
+        let queue = connections[id.rawValue]!.queue
+        if queue.queuedBytes * 2 <= queue.limit { connections[id.rawValue]!.isUrgent = false }
     }
 
     /// The daemon's counters, as `STATUS_REPORT` carries them.

@@ -113,3 +113,26 @@ struct SlowSubscriberTests {
         #expect(harness.broker.wantsInput(id))
     }
 }
+
+struct UrgentOutputTests {
+    @Test func flagsAConnectionWhoseQueuePassesHalfItsBoundOnce() {
+        var harness = BrokerHarness(queueBytes: 4 * SlowSubscriberTests.frameSize)
+        let publisher = harness.connect(1)
+        let subscriber = harness.connect(2)
+        harness.subscribe(subscriber, 1, "n")
+        _ = harness.output(of: subscriber)
+        harness.post(publisher, "n", "0123456789")
+        harness.post(publisher, "n", "0123456789")
+        #expect(!harness.broker.hasUrgentOutput)  // exactly half: not past it
+        harness.post(publisher, "n", "0123456789")
+        #expect(harness.broker.hasUrgentOutput)
+        var urgent: [ConnectionID] = []
+        harness.broker.takeUrgent(into: &urgent)
+        #expect(urgent == [subscriber])
+        harness.post(publisher, "n", "0123456789")
+        #expect(!harness.broker.hasUrgentOutput, "flagged again before its queue drained")
+        _ = harness.output(of: subscriber)
+        for _ in 0..<3 { harness.post(publisher, "n", "0123456789") }
+        #expect(harness.broker.hasUrgentOutput, "not flagged after draining and filling again")
+    }
+}

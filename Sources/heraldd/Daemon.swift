@@ -1,0 +1,221 @@
+import HeraldBroker
+import HeraldPosix
+import HeraldWire
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why heraldd could not start, in words for the person who started it.
+struct StartupError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// heraldd's event loop: one thread, one epoll instance, non-blocking sockets. It moves bytes between
+/// sockets and the `Broker`, which makes every decision; this type only does I/O.
+///
+/// Fairness: each readable connection gets one read of at most 64 KiB per turn of the loop, so a
+/// flooding publisher cannot starve the others. Writes are batched: after a turn's reads, every
+/// connection with new output gets one `writev` of up to 64 queued frames per call.
+final class Daemon {
+    static let listenerTag = UInt64.max
+    static let signalTag = UInt64.max - 1
+    /// How long a closing connection, or the whole shutdown, may take to flush.
+    static let flushBound: UInt64 = 2_000_000_000
+    /// How long to stop accepting after running out of descriptors.
+    static let acceptPause: UInt64 = 100_000_000
+
+    let options: DaemonOptions
+    let logger: Logger
+    var broker: Broker
+    let epoll: Epoll
+    let signals: SignalFD
+    let lock: LockFile
+    var listener: Listener?
+    var channels: [Channel?] = []
+    var openChannels = 0
+    /// Descriptors of channels that are closing, for the deadline check.
+    var closing: Set<Int32> = []
+    var acceptResumesAt: UInt64?
+    /// Reused each turn for the connections with new output.
+    var dirty: [ConnectionID] = []
+    /// Reused for connections whose queue passed half its bound mid-batch.
+    var urgentScratch: [ConnectionID] = []
+    var shutdownDeadline: UInt64?
+
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
+    let iovecs = UnsafeMutableBufferPointer<iovec>.allocate(capacity: 64)
+    let events = UnsafeMutableBufferPointer<Epoll.Event>.allocate(capacity: 256)
+
+    /// Claims the socket path and starts listening.
+    ///
+    /// - Throws: `StartupError` when the directory is unsafe, another daemon owns the path, or the socket
+    ///   cannot be bound; `SystemError` for other failures.
+    init(options: DaemonOptions) throws {
+        self.options = options
+        let logger = Logger(label: "heraldd", level: options.logLevel)
+        self.logger = logger
+        let path = options.socketPath
+        do {
+            try SocketDirectory.prepare(forSocketAt: path)
+        } catch {
+            throw StartupError(description: "\(error)")
+        }
+        guard let lock = try LockFile.acquire(path: path + ".lock") else {
+            throw StartupError(description: "another heraldd is already running on \(path) (it holds \(path).lock)")
+        }
+        self.lock = lock
+        if UnixSocket.isAlive(path: path) {
+            throw StartupError(description: "another heraldd is already answering on \(path)")
+        }
+        do {
+            try SocketDirectory.removeStaleSocket(at: path)
+        } catch {
+            throw StartupError(description: "\(error)")
+        }
+        let listening: FileDescriptor
+        do {
+            listening = try UnixSocket.listen(path: path)
+        } catch {
+            throw StartupError(description: "\(error)")
+        }
+        let listener = Listener(descriptor: listening)
+        // Block SIGTERM and SIGINT before anything else could spawn a thread, and read them from a
+        // descriptor in the loop: no async-signal-safety puzzles.
+        signals = try SignalFD(signals: [SIGTERM, SIGINT])
+        epoll = try Epoll()
+        try epoll.add(listener.descriptor.rawValue, events: .readable, data: Self.listenerTag)
+        try epoll.add(signals.rawValue, events: .readable, data: Self.signalTag)
+        self.listener = listener
+
+        var configuration = Broker.Configuration(
+            ownerUID: ProcessIdentity.effectiveUID(),
+            daemonPID: ProcessIdentity.currentPID(),
+            server: "heraldd \(DaemonOptions.version)",
+            startTime: SystemClock.realtimeNanoseconds()
+        )
+        configuration.queueBytes = options.queueBytes
+        configuration.maxPayload = options.maxPayload
+        configuration.maxSubscriptions = options.maxSubscriptions
+        configuration.maxRetained = options.maxRetained
+        broker = Broker(configuration: configuration)
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        iovecs.deallocate()
+        events.deallocate()
+    }
+
+    /// Runs until SIGTERM or SIGINT, then flushes within the bound and returns.
+    func run() {
+        logger.notice("ready on \(options.socketPath) (pid \(ProcessIdentity.currentPID()))")
+        while true {
+            let count: Int
+            do {
+                count = try epoll.wait(into: events, timeoutMilliseconds: nextTimeout())
+            } catch {
+                // epoll_wait fails only for a bad argument: our bug, not a condition to survive.
+                fatalError("epoll_wait failed: \(error)")
+            }
+            for index in 0..<count {
+                handle(events[index])
+            }
+            broker.takeDirty(into: &dirty)
+            for id in dirty { flush(Int32(id.rawValue)) }
+            dirty.removeAll(keepingCapacity: true)
+            checkDeadlines()
+            if let deadline = shutdownDeadline {
+                if openChannels == 0 { break }
+                if SystemClock.monotonicNanoseconds() >= deadline {
+                    logger.warning("closing \(openChannels) connections that did not drain within the shutdown bound")
+                    for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
+                        closeChannel(fd, reason: "shutdown bound reached")
+                    }
+                    break
+                }
+            }
+        }
+        logger.notice("stopped")
+    }
+
+    private func nextTimeout() -> Int32 {
+        if shutdownDeadline != nil || acceptResumesAt != nil || !closing.isEmpty { return 100 }
+        return -1
+    }
+
+    private func handle(_ event: Epoll.Event) {
+        switch event.data {
+        case Self.signalTag:
+            handleSignals()
+        case Self.listenerTag:
+            acceptConnections()
+        default:
+            let fd = Int32(truncatingIfNeeded: event.data)
+            guard let channel = channels[Int(fd)] else { return }
+            if event.events.contains(.readable) {
+                readChannel(fd)
+            } else if !event.events.intersection([.hangup, .error]).isEmpty {
+                // Hang-up with reading paused: nothing more will be read or written.
+                closeChannel(fd, reason: "hang-up")
+                return
+            }
+            if channels[Int(fd)] === channel, event.events.contains(.writable) {
+                flush(fd)
+            }
+        }
+    }
+
+    private func handleSignals() {
+        while true {
+            let signal: Int32?
+            do {
+                signal = try signals.readSignal()
+            } catch {
+                logger.error("cannot read signals: \(error)")
+                return
+            }
+            guard let signal else { return }
+            beginShutdown(signal: signal)
+        }
+    }
+
+    private func beginShutdown(signal: Int32) {
+        guard shutdownDeadline == nil else { return }
+        logger.notice("\(signal == SIGINT ? "SIGINT" : "SIGTERM") received: shutting down")
+        if let listener {
+            try? epoll.remove(listener.descriptor.rawValue)
+            self.listener = nil
+        }
+        acceptResumesAt = nil
+        do {
+            try SocketDirectory.removeStaleSocket(at: options.socketPath)
+        } catch {
+            logger.warning("cannot remove \(options.socketPath): \(error)")
+        }
+        broker.shutDown()
+        for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
+            beginClosing(fd)
+        }
+        shutdownDeadline = SystemClock.monotonicNanoseconds() + Self.flushBound
+    }
+
+    private func checkDeadlines() {
+        let now = SystemClock.monotonicNanoseconds()
+        if let resume = acceptResumesAt, now >= resume, let listener {
+            acceptResumesAt = nil
+            do {
+                try epoll.add(listener.descriptor.rawValue, events: .readable, data: Self.listenerTag)
+                logger.info("accepting connections again")
+            } catch {
+                logger.error("cannot watch the listening socket again: \(error)")
+                acceptResumesAt = now + Self.acceptPause
+            }
+        }
+        for fd in closing {
+            if let deadline = channels[Int(fd)]?.closeDeadline, now >= deadline {
+                closeChannel(fd, reason: "its output was not read within the close bound")
+            }
+        }
+    }
+}

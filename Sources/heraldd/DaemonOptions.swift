@@ -1,0 +1,84 @@
+import HeraldArguments
+import HeraldPosix
+import HeraldWire
+
+/// heraldd's command line, parsed and checked.
+struct DaemonOptions {
+    var socketPath: String
+    /// Whether the path came from `--socket` (for messages only: the directory rules are the same).
+    var socketIsExplicit: Bool
+    var logLevel: Logger.Level
+    var queueBytes: Int
+    var maxPayload: Int
+    var maxSubscriptions: Int
+    var maxRetained: Int
+
+    static let version = "0.1.0"
+
+    static let spec = CommandSpec(
+        name: "heraldd",
+        abstract: "Broker named notifications between the processes of a desktop session.",
+        discussion: """
+            heraldd listens on a Unix domain socket that only its user (and root) may use, and delivers \
+            every post to each connection subscribed to a matching name, with the sender's pid, uid and \
+            gid taken from the kernel. The socket is --socket PATH, else $HERALD_SOCKET, else \
+            $XDG_RUNTIME_DIR/herald/socket, else /tmp/herald-$UID/socket. Its directory is created with \
+            mode 0700 when missing, and refused when it is not ours or not 0700.
+            """,
+        options: [
+            OptionSpec(long: "socket", short: "s", valueName: "path", help: "The socket to listen on."),
+            OptionSpec(
+                long: "log-level",
+                valueName: "level",
+                help: "debug, info, notice, warning or error.",
+                defaultDescription: "info"
+            ),
+            OptionSpec(
+                long: "queue-bytes",
+                valueName: "bytes",
+                help: "Bound of each connection's outgoing queue; past it the oldest notifications are dropped.",
+                defaultDescription: "\(Limits.defaultQueueBytes)"
+            ),
+            OptionSpec(
+                long: "max-payload",
+                valueName: "bytes",
+                help: "The largest payload accepted.",
+                defaultDescription: "\(Limits.defaultMaxPayload)"
+            ),
+            OptionSpec(
+                long: "max-subscriptions",
+                valueName: "count",
+                help: "Subscriptions one connection may hold.",
+                defaultDescription: "\(Limits.defaultMaxSubscriptions)"
+            ),
+            OptionSpec(
+                long: "max-retained",
+                valueName: "count",
+                help: "Names that may hold a retained value.",
+                defaultDescription: "\(Limits.defaultMaxRetained)"
+            ),
+            OptionSpec(long: "version", help: "Show the version."),
+        ]
+    )
+
+    /// Builds the options from parsed arguments.
+    ///
+    /// - Throws: `UsageError` for a value out of range.
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        let explicit = arguments.value("socket")
+        socketIsExplicit = explicit != nil
+        socketPath = SocketPath.resolve(explicit: explicit)
+        let levelText = arguments.value("log-level") ?? "info"
+        guard let level = Logger.Level(parsing: levelText) else {
+            throw UsageError(
+                message: "The value '\(levelText)' is invalid for '--log-level <level>': "
+                    + "use debug, info, notice, warning or error"
+            )
+        }
+        logLevel = level
+        queueBytes = try arguments.int("queue-bytes", range: 4096...(1 << 30)) ?? Limits.defaultQueueBytes
+        maxPayload = try arguments.int("max-payload", range: 0...(16 << 20)) ?? Limits.defaultMaxPayload
+        maxSubscriptions = try arguments.int("max-subscriptions", range: 1...65535) ?? Limits.defaultMaxSubscriptions
+        maxRetained = try arguments.int("max-retained", range: 0...1_000_000) ?? Limits.defaultMaxRetained
+    }
+}

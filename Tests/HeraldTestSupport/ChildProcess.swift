@@ -1,0 +1,230 @@
+import Foundation
+import Synchronization
+
+/// A real child process for end-to-end tests: its stdout and stderr are collected line by line, and
+/// tests wait on conditions (a line appearing, the process exiting), each with a deadline, never on
+/// fixed sleeps.
+public final class ChildProcess: Sendable {
+    /// Raised when a wait runs past its deadline; the message says what was awaited and what was seen.
+    public struct Timeout: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    private struct State {
+        var stdout = Output()
+        var stderr = Output()
+        var exitStatus: Int32?
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+        /// Counts changes (output or exit), so a waiter registering late sees it missed one.
+        var version: UInt64 = 0
+    }
+
+    private struct Output {
+        var lines: [String] = []
+        var partial: [UInt8] = []
+        var bytes: [UInt8] = []
+    }
+
+    private final class Box: Sendable {
+        let mutex = Mutex(State())
+    }
+
+    private let process: Process
+    private let box = Box()
+    private let stdinPipe = Pipe()
+    /// The child's process id.
+    public let pid: Int32
+    /// The executable and arguments, for messages.
+    public let commandLine: String
+
+    /// Starts `executable` with `arguments`; `environment` entries are added to (or, with a nil value,
+    /// removed from) this process's environment.
+    public init(_ executable: String, _ arguments: [String] = [], environment: [String: String?] = [:]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdinPipe
+        self.process = process
+        self.commandLine = ([executable] + arguments).joined(separator: " ")
+        let state = self.box
+        out.fileHandleForReading.readabilityHandler = { handle in
+            ChildProcess.collect(handle.availableData, into: \State.stdout, state: state)
+        }
+        err.fileHandleForReading.readabilityHandler = { handle in
+            ChildProcess.collect(handle.availableData, into: \State.stderr, state: state)
+        }
+        process.terminationHandler = { process in
+            // Let the pipes drain before reporting the exit, so output written just before exiting is seen.
+            out.fileHandleForReading.readabilityHandler = nil
+            err.fileHandleForReading.readabilityHandler = nil
+            ChildProcess.collect(out.fileHandleForReading.readDataToEndOfFile(), into: \State.stdout, state: state)
+            ChildProcess.collect(err.fileHandleForReading.readDataToEndOfFile(), into: \State.stderr, state: state)
+            let waiters = state.mutex.withLock { state in
+                state.exitStatus = process.terminationStatus
+                state.version += 1
+                ChildProcess.flushPartial(&state.stdout)
+                ChildProcess.flushPartial(&state.stderr)
+                defer { state.waiters = [:] }
+                return Array(state.waiters.values)
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+        try process.run()
+        self.pid = process.processIdentifier
+    }
+
+    private static func collect(_ data: Data, into path: WritableKeyPath<State, Output>, state box: Box) {
+        guard !data.isEmpty else { return }
+        let waiters = box.mutex.withLock { state in
+            state[keyPath: path].bytes.append(contentsOf: data)
+            state.version += 1
+            for byte in data {
+                if byte == UInt8(ascii: "\n") {
+                    state[keyPath: path].lines.append(String(decoding: state[keyPath: path].partial, as: UTF8.self))
+                    state[keyPath: path].partial.removeAll()
+                } else {
+                    state[keyPath: path].partial.append(byte)
+                }
+            }
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private static func flushPartial(_ output: inout Output) {
+        if !output.partial.isEmpty {
+            output.lines.append(String(decoding: output.partial, as: UTF8.self))
+            output.partial.removeAll()
+        }
+    }
+
+    /// Complete lines written to stdout so far.
+    public var stdoutLines: [String] { box.mutex.withLock { $0.stdout.lines } }
+    /// Complete lines written to stderr so far.
+    public var stderrLines: [String] { box.mutex.withLock { $0.stderr.lines } }
+    /// Everything written to stdout so far, as text.
+    public var stdout: String { box.mutex.withLock { String(decoding: $0.stdout.bytes, as: UTF8.self) } }
+    /// Everything written to stderr so far, as text.
+    public var stderr: String { box.mutex.withLock { String(decoding: $0.stderr.bytes, as: UTF8.self) } }
+    /// The exit status, once the process has exited (a signal shows as its number, as Foundation reports).
+    public var exitStatus: Int32? { box.mutex.withLock { $0.exitStatus } }
+
+    /// Waits until `condition` holds for the collected output, or the process exits, or `timeout` passes.
+    ///
+    /// - Throws: `Timeout` naming `what` when the deadline passes or the process exits first.
+    public func wait(
+        for what: String,
+        timeout: Duration = .seconds(20),
+        _ condition: @Sendable (_ stdout: [String], _ stderr: [String]) -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let (done, met, version) = box.mutex.withLock {
+                ($0.exitStatus != nil, condition($0.stdout.lines, $0.stderr.lines), $0.version)
+            }
+            if met { return }
+            if done || ContinuousClock.now >= deadline {
+                throw Timeout(
+                    description: "\(done ? "exited before" : "timed out waiting for") \(what): \(commandLine)\n"
+                        + "stdout: \(stdout)\nstderr: \(stderr)"
+                )
+            }
+            await nextChange(after: version, before: deadline)
+        }
+    }
+
+    /// Waits for a stdout line containing `text` and returns it.
+    @discardableResult
+    public func waitForStdoutLine(containing text: String, timeout: Duration = .seconds(20)) async throws -> String {
+        try await wait(for: "a stdout line containing \(text)", timeout: timeout) { out, _ in
+            out.contains { $0.contains(text) }
+        }
+        return stdoutLines.first { $0.contains(text) }!
+    }
+
+    /// Waits for a stderr line containing `text` and returns it.
+    @discardableResult
+    public func waitForStderrLine(containing text: String, timeout: Duration = .seconds(20)) async throws -> String {
+        try await wait(for: "a stderr line containing \(text)", timeout: timeout) { _, err in
+            err.contains { $0.contains(text) }
+        }
+        return stderrLines.first { $0.contains(text) }!
+    }
+
+    /// Waits for the process to exit and returns its status.
+    ///
+    /// - Throws: `Timeout` if it is still running after `timeout`.
+    @discardableResult
+    public func waitForExit(timeout: Duration = .seconds(20)) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let (status, version) = box.mutex.withLock { ($0.exitStatus, $0.version) }
+            if let status { return status }
+            if ContinuousClock.now >= deadline {
+                throw Timeout(description: "still running after \(timeout): \(commandLine)\nstderr: \(stderr)")
+            }
+            await nextChange(after: version, before: deadline)
+        }
+    }
+
+    /// Sends `signal` to the process.
+    public func signal(_ signal: Int32) {
+        if exitStatus == nil { kill(pid, signal) }
+    }
+
+    /// Writes `text` to the process's stdin.
+    public func writeStdin(_ text: String) {
+        stdinPipe.fileHandleForWriting.write(Data(text.utf8))
+    }
+
+    /// Closes the process's stdin.
+    public func closeStdin() {
+        try? stdinPipe.fileHandleForWriting.close()
+    }
+
+    /// Suspends until new output or the exit arrives, or until `deadline` (at most 100 ms later, so a
+    /// missed wake-up costs little).
+    private func nextChange(after version: UInt64, before deadline: ContinuousClock.Instant) async {
+        let id = box.mutex.withLock { state -> UInt64 in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        let limit = min(deadline, ContinuousClock.now + .milliseconds(100))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let resumeNow = self.box.mutex.withLock { state -> Bool in
+                        if state.version != version { return true }
+                        state.waiters[id] = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(until: limit, clock: .continuous)
+                let waiter = self.box.mutex.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.resume()
+            }
+            await group.next()
+            group.cancelAll()
+            let waiter = self.box.mutex.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+
+    deinit {
+        if exitStatus == nil {
+            kill(pid, SIGKILL)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+public import Foundation
+
+/// The real built `heraldd`, started on a socket in a fresh temporary directory. `start` returns once
+/// the daemon has said it is ready, so the socket is accepting.
+public final class TestDaemon: Sendable {
+    public let directory: TemporaryDirectory
+    public let socketPath: String
+    public let process: ChildProcess
+
+    /// Starts heraldd with `--socket` in a new directory and `arguments`, and waits for its ready line.
+    ///
+    /// - Throws: `ChildProcess.Timeout` if it does not become ready; the message has its stderr.
+    public static func start(
+        arguments: [String] = [],
+        directory: TemporaryDirectory = TemporaryDirectory(),
+        socketName: String = "socket"
+    ) async throws -> TestDaemon {
+        let socketPath = directory.file(socketName)
+        let process = try ChildProcess(
+            TestBinaries.path("heraldd"),
+            ["--socket", socketPath, "--log-level", "debug"] + arguments,
+            environment: ["HERALD_SOCKET": nil]
+        )
+        let daemon = TestDaemon(directory: directory, socketPath: socketPath, process: process)
+        try await process.waitForStderrLine(containing: "ready on")
+        return daemon
+    }
+
+    private init(directory: TemporaryDirectory, socketPath: String, process: ChildProcess) {
+        self.directory = directory
+        self.socketPath = socketPath
+        self.process = process
+    }
+
+    /// The daemon's process id.
+    public var pid: Int32 { process.pid }
+
+    /// Stops the daemon with `signal` and returns its exit status.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) async throws -> Int32 {
+        process.signal(signal)
+        return try await process.waitForExit(timeout: timeout)
+    }
+
+    /// The environment a client process needs to find this daemon without `--socket`.
+    public var environment: [String: String?] { ["HERALD_SOCKET": socketPath] }
+
+    deinit {
+        process.signal(SIGKILL)
+    }
+}
+
+/// Runs an executable to completion with a deadline and returns what it printed.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+
+    public var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+}
+
+/// Runs the built executable `name` with `arguments` and waits for it to exit.
+///
+/// - Throws: `ChildProcess.Timeout` if it runs past `timeout`.
+public func run(
+    _ name: String,
+    _ arguments: [String],
+    environment: [String: String?] = [:],
+    stdin: String? = nil,
+    timeout: Duration = .seconds(20)
+) async throws -> CommandResult {
+    let process = try ChildProcess(TestBinaries.path(name), arguments, environment: environment)
+    if let stdin { process.writeStdin(stdin) }
+    process.closeStdin()
+    let status = try await process.waitForExit(timeout: timeout)
+    return CommandResult(status: status, stdout: process.stdout, stderr: process.stderr)
+}
