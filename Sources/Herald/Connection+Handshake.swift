@@ -1,0 +1,135 @@
+import HeraldPosix
+import HeraldWire
+
+extension Connection {
+    /// Connects to the daemon at `socketPath`, completes `HELLO`/`WELCOME`, and starts the reader thread.
+    ///
+    /// The handshake blocks the calling thread, bounded by `requestTimeout` per read and write (`SO_RCVTIMEO`,
+    /// `SO_SNDTIMEO`): it is one short exchange, and everything after it happens on the reader thread.
+    ///
+    /// - Throws: `.daemonUnavailable` when nothing listens on the path, `.timedOut`, `.daemonError` for an `ERROR`
+    ///   (`PERMISSION_DENIED`, `UNSUPPORTED_VERSION`), `.disconnected` when the daemon is shutting down.
+    static func open(socketPath: String, options: Herald.Options) throws(HeraldError) -> Connection {
+        let socket = try connectSocket(socketPath)
+        let seconds = options.requestTimeout.seconds
+        do {
+            try socket.setSendTimeout(seconds: seconds)
+            try socket.setReceiveTimeout(seconds: seconds)
+        } catch {
+            throw HeraldError(.io, "\(error)")
+        }
+        let hello = Frame.hello(Frame.Hello(client: options.clientLabel)).encoded()
+        let sent = hello.withUnsafeBytes { raw in Result { () throws(SystemError) in try socket.writeAll(raw) } }
+        let answer: Frame
+        do {
+            answer = try readFrame(from: socket, timeout: options.requestTimeout)
+        } catch {
+            // A daemon that refuses us may have answered ERROR and closed before reading HELLO: the ERROR, if it is
+            // there, says more than the failed write.
+            if case .failure(let writeError) = sent {
+                throw writeFailure(writeError, timeout: options.requestTimeout)
+            }
+            throw error
+        }
+        switch answer {
+        case .welcome(let welcome):
+            guard ProtocolVersion.supported.contains(welcome.version) else {
+                throw HeraldError(.protocolError, "heraldd chose protocol version \(welcome.version), not offered")
+            }
+            do {
+                // The reader thread waits for frames as long as the connection lives.
+                try socket.setReceiveTimeout(seconds: 0)
+            } catch {
+                throw HeraldError(.io, "\(error)")
+            }
+            let connection = Connection(socket: socket, socketPath: socketPath, welcome: welcome, options: options)
+            options.logger?.debug(
+                "connected to \(welcome.server) (pid \(welcome.daemonPID)) on \(socketPath), "
+                    + "protocol \(welcome.version), maxPayload \(welcome.maxPayload)"
+            )
+            connection.startReader(
+                decoder: FrameDecoder(role: .client, maxPayload: Int(welcome.maxPayload))
+            )
+            return connection
+        case .error(let error):
+            throw daemonError(error)
+        default:
+            throw HeraldError(.protocolError, "heraldd answered HELLO with \(answer.type), not WELCOME")
+        }
+    }
+
+    private static func connectSocket(_ path: String) throws(HeraldError) -> FileDescriptor {
+        do {
+            return try UnixSocket.connect(path: path)
+        } catch {
+            throw unavailable(path, error)
+        }
+    }
+
+    /// Reads exactly one frame, so no byte meant for the reader thread is consumed here.
+    private static func readFrame(from socket: borrowing FileDescriptor, timeout: Duration) throws(HeraldError) -> Frame
+    {
+        var bytes = try readExactly(4, from: socket, timeout: timeout)
+        let length = bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
+        // WELCOME and ERROR are small; the default limit is plenty and bounds what a stranger can make us buffer.
+        let limit = Limits.maxFrameLength(maxPayload: Limits.defaultMaxPayload)
+        guard length >= 2, length <= limit else {
+            throw HeraldError(.protocolError, "heraldd answered HELLO with a frame length of \(length)")
+        }
+        bytes += try readExactly(length, from: socket, timeout: timeout)
+        do {
+            return try Frame.decode(bytes, role: .client)
+        } catch {
+            throw HeraldError(.protocolError, "heraldd broke the wire protocol in its answer to HELLO: \(error)")
+        }
+    }
+
+    private static func readExactly(
+        _ count: Int,
+        from socket: borrowing FileDescriptor,
+        timeout: Duration
+    ) throws(HeraldError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let result = bytes.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemError) in
+                    try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
+                }
+            }
+            switch result {
+            case .success(.processed(0)):
+                throw HeraldError(.disconnected, "heraldd closed the connection during the handshake")
+            case .success(.processed(let read)):
+                filled += read
+            case .success(.wouldBlock):
+                throw HeraldError(.timedOut, "heraldd did not answer HELLO within \(timeout)")
+            case .failure(let error):
+                throw readFailure(error)
+            }
+        }
+        return bytes
+    }
+
+    /// The error for a failed connect, naming the path and what to do about it.
+    private static func unavailable(_ path: String, _ error: SystemError) -> HeraldError {
+        switch error.errno {
+        case .noEntry, .connectionRefused:
+            HeraldError(
+                .daemonUnavailable,
+                "no heraldd is listening on \(path): \(error.errno); "
+                    + "start it with 'heraldd' or 'systemctl --user start heraldd.socket'"
+            )
+        default:
+            HeraldError(.daemonUnavailable, "cannot connect to heraldd on \(path): \(error.errno)")
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, for socket timeouts: at least a millisecond, since 0 means "forever" to the kernel.
+    var seconds: Double {
+        let parts = components
+        return max(0.001, Double(parts.seconds) + Double(parts.attoseconds) / 1e18)
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import HeraldPosix
+import HeraldWire
+import Synchronization
+
+/// One connection to heraldd: the socket, the reader thread's routing state, and the requests in flight.
+///
+/// The socket is blocking. A dedicated reader thread reads it (see `Connection+Reader.swift`); callers write to it
+/// under `writer`, so frames never interleave. `SO_SNDTIMEO` bounds every write, so a daemon that stops reading
+/// becomes an error, never a hang.
+///
+/// The reader thread holds the connection strongly and ends when the socket is shut down, which ``fail(_:)`` does;
+/// ``Herald``'s deinit calls it, so the thread never outlives its owner. The descriptor itself is closed only when
+/// the connection is freed, after the reader thread has let go of it, so no thread can use a reused number.
+final class Connection: Sendable {
+    typealias NotificationStream = AsyncStream<HeraldNotification>
+
+    let socket: FileDescriptor
+    let socketPath: String
+    let welcome: Frame.Welcome
+    let options: Herald.Options
+    let noticeSender: NoticeSender
+    let state = Mutex(ConnectionState())
+    /// Whether frames may still be written; false once `BYE` is written or a write failed. Held while writing, so
+    /// whole frames go out one at a time and nothing follows `BYE`.
+    private let writer = Mutex(true)
+
+    init(socket: consuming FileDescriptor, socketPath: String, welcome: Frame.Welcome, options: Herald.Options) {
+        self.socket = socket
+        self.socketPath = socketPath
+        self.welcome = welcome
+        self.options = options
+        // Effective ids: what SO_PEERCRED reports for this process, so notices match the sender of its own posts.
+        self.noticeSender = NoticeSender(
+            sender: HeraldNotification.Sender(
+                pid: Int32(bitPattern: welcome.daemonPID),
+                uid: ProcessIdentity.effectiveUID(),
+                gid: getegid()
+            )
+        )
+    }
+
+    /// Why the connection ended, or nil while it is open.
+    var closedReason: HeraldError? {
+        state.withLock { $0.closedReason }
+    }
+
+    /// Writes one frame's bytes, whole.
+    ///
+    /// - Throws: why the connection ended, if it has; `.timedOut` if the daemon did not read for `requestTimeout`
+    ///   (the connection is then closed, since part of a frame may have been written).
+    func write(_ bytes: [UInt8]) throws(HeraldError) {
+        let result = writer.withLock { writable -> Result<Void, SystemError>? in
+            guard writable else { return nil }
+            let result = bytes.withUnsafeBytes { raw in
+                Result { () throws(SystemError) in try socket.writeAll(raw) }
+            }
+            if case .failure = result { writable = false }
+            return result
+        }
+        switch result {
+        case .success:
+            return
+        case .failure(let error):
+            let reason = Self.writeFailure(error, timeout: options.requestTimeout)
+            fail(reason)
+            throw closedReason ?? reason
+        case nil:
+            throw closedReason ?? HeraldError(.disconnected, "the connection to heraldd is closed")
+        }
+    }
+
+    /// Sends a request built with a fresh id and waits for its answer, at most `requestTimeout`.
+    ///
+    /// - Parameters:
+    ///   - kind: what answers it.
+    ///   - what: the request, for the timeout message, e.g. `PING`.
+    ///   - frame: builds the frame from the request's id.
+    /// - Throws: `.timedOut`, `.cancelled`, or why the connection ended.
+    func request(
+        _ kind: PendingRequest.Kind,
+        _ what: String,
+        frame: (UInt32) -> Frame
+    ) async throws(HeraldError) -> Reply {
+        let id = try state.withLock { state throws(HeraldError) in try state.addRequest(kind) }
+        do {
+            try write(frame(id).encoded())
+        } catch {
+            state.withLock { _ = $0.pending.removeValue(forKey: id) }
+            throw error
+        }
+        return try await reply(to: id, what).get()
+    }
+
+    /// Subscribes and waits for the daemon's `ACK`.
+    ///
+    /// - Returns: the stream; the subscription is live (routed to) from the moment the reader read the `ACK`.
+    /// - Throws: `.timedOut`, `.cancelled` (the subscription is then withdrawn), or why the connection ended.
+    func subscribe(_ pattern: Pattern, policy: BufferingPolicy) async throws(HeraldError) -> NotificationStream {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: HeraldNotification.self,
+            bufferingPolicy: policy.streamPolicy
+        )
+        let limit = Int(welcome.maxSubscriptions)
+        let id = try state.withLock { state throws(HeraldError) in
+            // Checked here because the daemon's answer, TOO_MANY_SUBSCRIPTIONS, would end the whole connection.
+            guard state.subscriptionsOnTheWire < limit else {
+                throw HeraldError(
+                    .tooManySubscriptions,
+                    "cannot subscribe to \(pattern.text): this connection already holds the \(limit) subscriptions "
+                        + "heraldd allows"
+                )
+            }
+            let id = try state.addRequest(.acknowledgement)
+            state.subscriptions[id] = Subscription(pattern: pattern, continuation: continuation, policy: policy)
+            state.subscriptionsOnTheWire += 1
+            return id
+        }
+        // Whatever ends the stream (the consumer's task cancelled, the sequence dropped) withdraws the subscription.
+        // Weak, so an unconsumed stream does not keep the connection alive through its own registration.
+        continuation.onTermination = { [weak self] _ in
+            self?.unsubscribe(id)
+        }
+        do {
+            try write(Frame.subscribe(Frame.Subscribe(subscription: id, pattern: pattern)).encoded())
+        } catch {
+            state.withLock { state in
+                state.pending[id] = nil
+                _ = state.subscriptions.removeValue(forKey: id)
+                state.subscriptionsOnTheWire -= 1
+            }
+            continuation.finish()
+            throw error
+        }
+        switch await reply(to: id, "SUBSCRIBE \(pattern.text)") {
+        case .success:
+            options.logger?.debug("subscription \(id) to \(pattern.text) is live")
+            return stream
+        case .failure(let error):
+            // The SUBSCRIBE is on its way or done; the UNSUBSCRIBE follows it, so the daemon never holds a
+            // subscription nobody reads.
+            unsubscribe(id)
+            continuation.finish()
+            throw error
+        }
+    }
+
+    /// Withdraws subscription `id`: stops routing to it, and sends `UNSUBSCRIBE` if the connection is open.
+    ///
+    /// Idempotent: only the call that takes the subscription out sends the frame, because a second `UNSUBSCRIBE`
+    /// would be `UNKNOWN_SUBSCRIPTION`, a final error.
+    func unsubscribe(_ id: UInt32) {
+        let (removed, isOpen) = state.withLock { state in
+            (state.subscriptions.removeValue(forKey: id), state.closedReason == nil)
+        }
+        guard removed != nil, isOpen else { return }
+        options.logger?.debug("unsubscribing \(id)")
+        // A failed write has already ended the connection, which is all there is to do about it here.
+        try? write(Frame.unsubscribe(Frame.Unsubscribe(subscription: id)).encoded())
+        // Only now: until the UNSUBSCRIBE is written, a SUBSCRIBE from another task could reach the daemon first.
+        state.withLock { $0.subscriptionsOnTheWire -= 1 }
+    }
+
+    /// Waits for the answer to request `id`, at most `requestTimeout`; cancelling the task withdraws the request.
+    private func reply(to id: UInt32, _ what: String) async -> Result<Reply, HeraldError> {
+        let timeout = options.requestTimeout
+        let timer = Task { [weak self] in
+            do {
+                try await Task.sleep(for: timeout)
+            } catch {
+                return
+            }
+            self?.complete(id, .failure(HeraldError(.timedOut, "heraldd did not answer \(what) within \(timeout)")))
+        }
+        defer { timer.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: ReplyContinuation) in
+                if let outcome = state.withLock({ $0.install(continuation, for: id) }) {
+                    continuation.resume(returning: outcome)
+                }
+            }
+        } onCancel: {
+            complete(id, .failure(HeraldError(.cancelled, "the task waiting for the answer to \(what) was cancelled")))
+        }
+    }
+
+    private func complete(_ id: UInt32, _ outcome: Result<Reply, HeraldError>) {
+        state.withLock { $0.complete(id, outcome) }?.resume()
+    }
+
+    /// Ends the connection for `reason`: fails every request in flight, ends every stream, and shuts the socket
+    /// down so the reader thread sees end of file and ends. The first reason wins; later calls do nothing.
+    func fail(_ reason: HeraldError) {
+        guard let (subscriptions, resumptions) = state.withLock({ $0.close(reason) }) else { return }
+        options.logger?.debug("connection to \(socketPath) ended: \(reason)")
+        // Shut down, not close: the reader thread may be inside read(2) on this descriptor right now.
+        try? socket.shutdown(read: true, write: true)
+        // Outside the lock: finishing a stream runs its onTermination, which takes the lock.
+        for subscription in subscriptions {
+            subscription.continuation.finish()
+        }
+        for resumption in resumptions {
+            resumption.resume()
+        }
+    }
+
+    /// Sends `BYE`, ends the connection, and waits for the reader thread to end.
+    func close() async {
+        writer.withLock { writable in
+            guard writable else { return }
+            writable = false
+            let bye = Frame.bye.encoded()
+            // Best effort: the daemon treats end of file like BYE, so a failure here changes nothing.
+            _ = bye.withUnsafeBytes { raw in Result { () throws(SystemError) in try socket.writeAll(raw) } }
+        }
+        fail(HeraldError(.disconnected, "the connection was closed by this process"))
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = state.withLock { state in
+                if state.readerEnded { return true }
+                state.readerWaiters.append(continuation)
+                return false
+            }
+            if ended { continuation.resume() }
+        }
+    }
+
+    /// The error for a failed write.
+    static func writeFailure(_ error: SystemError, timeout: Duration) -> HeraldError {
+        switch error.errno {
+        case .wouldBlock:
+            HeraldError(.timedOut, "heraldd did not read from the connection for \(timeout); closing it")
+        case .brokenPipe, .connectionReset, .notConnected:
+            HeraldError(.disconnected, "heraldd closed the connection: \(error.errno)")
+        default:
+            HeraldError(.io, "\(error)")
+        }
+    }
+}

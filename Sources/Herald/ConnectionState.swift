@@ -1,0 +1,128 @@
+import HeraldWire
+
+/// What a request is answered with.
+enum Reply: Sendable {
+    /// `ACK` of a `POST`, `SUBSCRIBE` or `PING`: the sequence number it carries.
+    case sequence(UInt64)
+    /// `ACK` of a `GET`, with the retained `NOTIFY` that came before it, if any.
+    case value(HeraldNotification?)
+    /// `STATUS_REPORT`.
+    case status(HeraldStatus)
+}
+
+typealias ReplyContinuation = CheckedContinuation<Result<Reply, HeraldError>, Never>
+
+/// A request sent and not yet answered.
+///
+/// The entry exists from before the frame is written until its caller has the outcome, so an answer that the reader
+/// reads before the caller has suspended is kept in `outcome`, never lost.
+struct PendingRequest: Sendable {
+    enum Kind: Sendable {
+        /// Answered by `ACK`: `POST` with a request, `SUBSCRIBE`, `PING`.
+        case acknowledgement
+        /// Answered by an optional retained `NOTIFY`, then `ACK`.
+        case get
+        /// Answered by `STATUS_REPORT`.
+        case status
+    }
+
+    let kind: Kind
+    /// The suspended caller, once it has suspended.
+    var continuation: ReplyContinuation?
+    /// The outcome, when it came before the caller suspended.
+    var outcome: Result<Reply, HeraldError>?
+    /// For a `GET`: the retained value read so far.
+    var retained: HeraldNotification?
+}
+
+/// A caller to resume, with its outcome; resumed after the state's lock is released.
+struct Resumption: Sendable {
+    let continuation: ReplyContinuation
+    let outcome: Result<Reply, HeraldError>
+
+    func resume() {
+        continuation.resume(returning: outcome)
+    }
+}
+
+/// The mutable state of a connection, kept in the connection's `Mutex`. It does no I/O and resumes no continuation:
+/// its methods return what the connection must do once the lock is released.
+struct ConnectionState: Sendable {
+    var subscriptions: [UInt32: Subscription] = [:]
+    var pending: [UInt32: PendingRequest] = [:]
+    /// Subscriptions the daemon holds or will hold once it reads what was written: counted from before `SUBSCRIBE`
+    /// is written until after `UNSUBSCRIBE` is, so it is never below the daemon's own count.
+    var subscriptionsOnTheWire = 0
+    /// One counter for request and subscription ids, so the `request` of an `ACK` names exactly one of them.
+    private var nextID: UInt32 = 1
+    /// Why the connection ended; nil while it is open.
+    var closedReason: HeraldError?
+    var readerEnded = false
+    var readerWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Takes the next unused id; ids are never 0, which wire.md reserves for "no reply".
+    mutating func takeID() -> UInt32 {
+        let id = nextID
+        nextID = nextID == .max ? 1 : nextID + 1
+        return id
+    }
+
+    /// Registers a request about to be sent.
+    ///
+    /// - Returns: its id.
+    /// - Throws: why the connection ended, if it has.
+    mutating func addRequest(_ kind: PendingRequest.Kind) throws(HeraldError) -> UInt32 {
+        if let closedReason { throw closedReason }
+        let id = takeID()
+        pending[id] = PendingRequest(kind: kind)
+        return id
+    }
+
+    /// Gives the request its outcome: resumes the caller if it has suspended, or keeps the outcome for it. The first
+    /// outcome wins; a late answer after a timeout is ignored.
+    mutating func complete(_ id: UInt32, _ outcome: Result<Reply, HeraldError>) -> Resumption? {
+        guard var entry = pending[id] else { return nil }
+        if let continuation = entry.continuation {
+            pending[id] = nil
+            return Resumption(continuation: continuation, outcome: outcome)
+        }
+        if entry.outcome == nil {
+            entry.outcome = outcome
+            pending[id] = entry
+        }
+        return nil
+    }
+
+    /// Records the suspended caller of request `id`.
+    ///
+    /// - Returns: the outcome to resume it with right away, if it came first.
+    mutating func install(_ continuation: ReplyContinuation, for id: UInt32) -> Result<Reply, HeraldError>? {
+        guard var entry = pending[id] else {
+            preconditionFailure("request \(id) was withdrawn before its caller waited for it")
+        }
+        if let outcome = entry.outcome {
+            pending[id] = nil
+            return outcome
+        }
+        entry.continuation = continuation
+        pending[id] = entry
+        return nil
+    }
+
+    /// Ends the connection: fails every request and takes every subscription out, for the connection to finish.
+    ///
+    /// - Returns: nil if the connection had already ended.
+    mutating func close(_ reason: HeraldError) -> (subscriptions: [Subscription], resumptions: [Resumption])? {
+        guard closedReason == nil else { return nil }
+        closedReason = reason
+        let ended = Array(subscriptions.values)
+        subscriptions = [:]
+        var resumptions: [Resumption] = []
+        for id in Array(pending.keys) {
+            if let resumption = complete(id, .failure(reason)) {
+                resumptions.append(resumption)
+            }
+        }
+        return (ended, resumptions)
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import HeraldPosix
+import HeraldWire
+
+/// A connection to the session's Herald daemon: NotificationCenter for a whole desktop session.
+///
+/// ```swift
+/// let herald = try await Herald.connect()
+/// for await notification in try await herald.notifications(matching: "session.*") {
+///     print(notification.name, notification.userInfo ?? [:])
+/// }
+/// ```
+///
+/// One `Herald` is one socket, read by one background thread. Every method may be called from any task. The
+/// connection ends with ``close()``, when the daemon goes away, or when the last reference to this object (or to a
+/// stream made from it) is released; ``disconnectReason`` then says why.
+public final class Herald: Sendable {
+    let connection: Connection
+
+    private init(connection: Connection) {
+        self.connection = connection
+    }
+
+    deinit {
+        // Nothing can use the connection any more: shutting the socket down ends the reader thread.
+        connection.fail(HeraldError(.disconnected, "the Herald was released"))
+    }
+
+    /// Connects to the session's daemon and completes the `HELLO`/`WELCOME` handshake.
+    ///
+    /// - Parameters:
+    ///   - socketPath: the daemon's socket; nil follows the rule of Protocols/wire.md: `$HERALD_SOCKET`, else
+    ///     `$XDG_RUNTIME_DIR/herald/socket`, else `/tmp/herald-$UID/socket`.
+    ///   - options: the client's label, the request timeout and a logger.
+    /// - Returns: a connected Herald.
+    /// - Throws: ``HeraldError/Code/daemonUnavailable`` when no daemon listens on the path (the message names it
+    ///   and says how to start one), ``HeraldError/Code/timedOut``, or ``HeraldError/Code/daemonError`` when the
+    ///   daemon refuses the connection.
+    public static func connect(
+        socketPath: String? = nil,
+        options: Options = Options()
+    ) async throws(HeraldError) -> Herald {
+        let path = SocketPath.resolve(explicit: socketPath)
+        return Herald(connection: try Connection.open(socketPath: path, options: options))
+    }
+
+    /// The path of the daemon's socket.
+    public var socketPath: String { connection.socketPath }
+
+    /// The daemon's process id, from `WELCOME`.
+    public var daemonPID: Int32 { Int32(bitPattern: connection.welcome.daemonPID) }
+
+    /// The largest payload the daemon accepts, in bytes, from `WELCOME`.
+    public var maxPayload: Int { Int(connection.welcome.maxPayload) }
+
+    /// How many subscriptions this connection may hold at once, from `WELCOME`.
+    public var maxSubscriptions: Int { Int(connection.welcome.maxSubscriptions) }
+
+    /// The daemon's name and version, from `WELCOME`, e.g. `heraldd 0.1.0`.
+    public var serverName: String { connection.welcome.server }
+
+    /// Why the connection ended: the daemon went away or sent an `ERROR`, or this process closed it; nil while it
+    /// is open.
+    public var disconnectReason: HeraldError? { connection.closedReason }
+
+    // MARK: Posting
+
+    /// Posts `userInfo` as a JSON object to `name`.
+    ///
+    /// Returns once the frame is written to the socket, without waiting for the daemon: posts are pipelined, and the
+    /// daemon processes a connection's posts in order. Use ``flush()`` to wait until they have been processed.
+    ///
+    /// - Parameters:
+    ///   - name: a name (Protocols/wire.md), not under `herald.`.
+    ///   - userInfo: the payload; nil posts `{}`.
+    ///   - retain: also store the payload as the name's retained value.
+    /// - Throws: ``HeraldError/Code/invalidName``, ``HeraldError/Code/reservedName`` or
+    ///   ``HeraldError/Code/payloadTooLarge``, found before anything is sent, so the connection stays usable; or why
+    ///   the connection ended.
+    public func post(
+        _ name: String,
+        userInfo: [String: JSONValue]? = nil,
+        retain: Bool = false
+    ) async throws(HeraldError) {
+        try await post(name, payload: JSONValue.encodeObject(userInfo ?? [:]), retain: retain)
+    }
+
+    /// Posts raw bytes to `name`; see ``post(_:userInfo:retain:)``.
+    ///
+    /// An empty payload with `retain` clears the name's retained value.
+    public func post(_ name: String, payload: [UInt8], retain: Bool = false) async throws(HeraldError) {
+        try checkPost(name, payloadSize: payload.count)
+        try connection.write(Frame.post(Frame.Post(request: 0, name: name, payload: payload, retain: retain)).encoded())
+    }
+
+    /// Posts raw bytes to `name` and waits for the daemon's `ACK`.
+    ///
+    /// - Returns: the post's sequence number. After this returns, the daemon has delivered the post to every
+    ///   subscription live at that moment (queued it for their connections).
+    /// - Throws: as ``post(_:payload:retain:)``, and ``HeraldError/Code/timedOut`` or
+    ///   ``HeraldError/Code/cancelled`` while waiting.
+    @discardableResult
+    public func postAcknowledged(
+        _ name: String,
+        payload: [UInt8],
+        retain: Bool = false
+    ) async throws(HeraldError) -> UInt64 {
+        try checkPost(name, payloadSize: payload.count)
+        let reply = try await connection.request(.acknowledgement, "POST to \(name)") { id in
+            .post(Frame.Post(request: id, name: name, payload: payload, retain: retain))
+        }
+        guard case .sequence(let sequence) = reply else { preconditionFailure("POST answered with \(reply)") }
+        return sequence
+    }
+
+    /// Posts a typed message to `Message.name`, encoded with JSONEncoder (sorted keys).
+    ///
+    /// - Throws: as ``post(_:payload:retain:)``, and ``HeraldError/Code/encodingFailed`` when the message does not
+    ///   encode.
+    public func post<Message: HeraldMessage>(_ message: Message, retain: Bool = false) async throws(HeraldError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data: Data
+        do {
+            data = try encoder.encode(message)
+        } catch {
+            throw HeraldError(.encodingFailed, "cannot encode \(Message.self) as JSON: \(error)")
+        }
+        try await post(Message.name, payload: [UInt8](data), retain: retain)
+    }
+
+    /// A barrier: sends `PING` and waits for its `ACK`.
+    ///
+    /// - Returns: the last sequence number the daemon assigned. After this returns, the daemon has processed every
+    ///   frame this connection sent before it, posts included.
+    /// - Throws: ``HeraldError/Code/timedOut``, ``HeraldError/Code/cancelled``, or why the connection ended.
+    @discardableResult
+    public func flush() async throws(HeraldError) -> UInt64 {
+        let reply = try await connection.request(.acknowledgement, "PING") { id in .ping(Frame.Ping(request: id)) }
+        guard case .sequence(let sequence) = reply else { preconditionFailure("PING answered with \(reply)") }
+        return sequence
+    }
+
+    // MARK: Observing
+
+    /// Subscribes to the names matching `pattern`.
+    ///
+    /// Returns only after the daemon's `ACK`: after this returns, the subscription is live, and every post the daemon
+    /// processes from then on (from any connection) is delivered. Retained values of matching names come first,
+    /// flagged ``HeraldNotification/isRetained``, then live posts, with no gap and no duplicate between them.
+    ///
+    /// - Parameters:
+    ///   - pattern: a pattern (Protocols/wire.md): `session.*`, `build.**`, `**`.
+    ///   - bufferingPolicy: how many notifications wait for a slow consumer; bounded by default. Losses are
+    ///     reported in the stream by a `herald.dropped` notice.
+    /// - Returns: the notifications. Cancelling the consuming task, or dropping the sequence, unsubscribes.
+    /// - Throws: ``HeraldError/Code/invalidPattern`` before anything is sent; ``HeraldError/Code/timedOut``,
+    ///   ``HeraldError/Code/cancelled`` (nothing stays subscribed), or why the connection ended.
+    public func notifications(
+        matching pattern: String,
+        bufferingPolicy: BufferingPolicy = .default
+    ) async throws(HeraldError) -> HeraldNotifications {
+        let parsed: Pattern
+        do {
+            parsed = try Pattern(pattern)
+        } catch {
+            throw HeraldError(.invalidPattern, error.reason)
+        }
+        let stream = try await connection.subscribe(parsed, policy: bufferingPolicy)
+        return HeraldNotifications(stream: stream, owner: self)
+    }
+
+    /// Subscribes to typed messages posted to `Message.name`; see ``notifications(matching:bufferingPolicy:)``.
+    ///
+    /// - Returns: the messages; payloads that do not decode as `Message` are skipped, and so are notices.
+    /// - Throws: ``HeraldError/Code/invalidName`` when `Message.name` is not a name, and as
+    ///   ``notifications(matching:bufferingPolicy:)``.
+    public func messages<Message: HeraldMessage>(
+        of type: Message.Type,
+        bufferingPolicy: BufferingPolicy = .default
+    ) async throws(HeraldError) -> HeraldMessages<Message> {
+        try Self.validate(Message.name)
+        let notifications = try await notifications(matching: Message.name, bufferingPolicy: bufferingPolicy)
+        return HeraldMessages(notifications: notifications, logger: connection.options.logger)
+    }
+
+    /// Reads the retained value of `name` (`GET`).
+    ///
+    /// - Returns: the retained notification, flagged ``HeraldNotification/isRetained``, or nil when the name has none.
+    /// - Throws: ``HeraldError/Code/invalidName`` before anything is sent; ``HeraldError/Code/timedOut``,
+    ///   ``HeraldError/Code/cancelled``, or why the connection ended.
+    public func retainedValue(of name: String) async throws(HeraldError) -> HeraldNotification? {
+        try Self.validate(name)
+        let reply = try await connection.request(.get, "GET \(name)") { id in .get(Frame.Get(request: id, name: name)) }
+        guard case .value(let notification) = reply else { preconditionFailure("GET answered with \(reply)") }
+        return notification
+    }
+
+    /// Reads the daemon's counters (`STATUS`).
+    ///
+    /// - Throws: ``HeraldError/Code/timedOut``, ``HeraldError/Code/cancelled``, or why the connection ended.
+    public func status() async throws(HeraldError) -> HeraldStatus {
+        let reply = try await connection.request(.status, "STATUS") { id in .status(Frame.Status(request: id)) }
+        guard case .status(let status) = reply else { preconditionFailure("STATUS answered with \(reply)") }
+        return status
+    }
+
+    // MARK: Closing
+
+    /// Sends `BYE`, ends every stream, closes the socket, and waits for the reader thread to end.
+    ///
+    /// Idempotent. After it returns, ``disconnectReason`` is set and every operation throws it.
+    public func close() async {
+        await connection.close()
+    }
+
+    // MARK: Checks
+
+    private func checkPost(_ name: String, payloadSize: Int) throws(HeraldError) {
+        try Self.validate(name)
+        if Name.isReserved(name) {
+            throw HeraldError(
+                .reservedName,
+                "cannot post to \(name): names under '\(Name.reservedPrefix).' are reserved for the library's notices"
+            )
+        }
+        if payloadSize > maxPayload {
+            throw HeraldError(
+                .payloadTooLarge,
+                "cannot post \(payloadSize) bytes to \(name): heraldd accepts payloads of at most \(maxPayload) bytes"
+            )
+        }
+    }
+
+    private static func validate(_ name: String) throws(HeraldError) {
+        do {
+            try Name.validate(name)
+        } catch {
+            throw HeraldError(.invalidName, error.reason)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import HeraldPosix
+import HeraldWire
+
+/// One subscription of a connection, as the reader routes to it: its pattern, its stream, and its loss accounting.
+struct Subscription: Sendable {
+    let pattern: Pattern
+    let continuation: AsyncStream<HeraldNotification>.Continuation
+    let policy: BufferingPolicy
+    /// Whether the daemon's `ACK` has been read. Live posts are routed only to live subscriptions: a post that
+    /// arrives before the `ACK` was processed by the daemon before the subscription existed, and delivering it would
+    /// be a duplicate of nothing the subscriber asked for (wire.md, "Local matching").
+    var isLive = false
+    /// Losses not yet reported by a notice in the stream.
+    var unreported: DropRange?
+
+    /// Delivers `notification`, first reporting earlier losses if there are any.
+    ///
+    /// Keeps the promise that nothing is lost silently. With `bufferingOldest`, a notification is only put in the
+    /// stream after the notice for the gap before it has been accepted, so the notice sits exactly at the gap. With
+    /// `bufferingNewest` every notification goes in (evicting the oldest), and the owner reports the losses with
+    /// ``reportDrops(_:)`` after each batch: a notice before each notification would itself evict one, and a full
+    /// buffer would end up holding nothing but notices.
+    mutating func deliver(_ notification: HeraldNotification, noticeSender: NoticeSender) {
+        if unreported != nil, case .bufferingOldest = policy {
+            reportDrops(noticeSender)
+            if unreported != nil {
+                // The notice did not fit, so neither does this: count it with the gap it belongs to.
+                record(lost: notification)
+                return
+            }
+        }
+        if case .dropped(let lost) = continuation.yield(notification) {
+            record(lost: lost)
+        }
+    }
+
+    /// Adds losses the daemon reported (`DROPPED`) and tries to put the notice in the stream right away, where the
+    /// gap is.
+    mutating func daemonDropped(_ drops: DropRange, noticeSender: NoticeSender) {
+        if unreported == nil {
+            unreported = drops
+        } else {
+            unreported!.merge(drops)
+        }
+        reportDrops(noticeSender)
+    }
+
+    /// Puts a notice for the unreported losses in the stream, if there is room.
+    mutating func reportDrops(_ noticeSender: NoticeSender) {
+        guard let drops = unreported else { return }
+        let notice = noticeSender.notice(for: drops)
+        switch continuation.yield(notice) {
+        case .enqueued, .terminated:
+            unreported = nil
+        case .dropped(let lost):
+            switch policy {
+            case .bufferingNewest:
+                // The notice went in and pushed out the oldest element, a loss of its own for the next notice.
+                unreported = nil
+                record(lost: lost)
+            case .bufferingOldest, .unbounded:
+                // The notice itself was refused; the losses stay unreported until there is room.
+                break
+            }
+        @unknown default:
+            break
+        }
+    }
+
+    /// Counts `lost`; a lost notice's own count is carried over, so the total reported stays exact.
+    private mutating func record(lost: HeraldNotification) {
+        let drops: DropRange
+        if case .dropped(let count, let first, let last) = lost.notice {
+            drops = DropRange(count: count, firstSequence: first, lastSequence: last)
+        } else {
+            drops = DropRange(count: 1, firstSequence: lost.sequence, lastSequence: lost.sequence)
+        }
+        if unreported == nil {
+            unreported = drops
+        } else {
+            unreported!.merge(drops)
+        }
+    }
+}
+
+/// Makes drop notices: they carry the daemon's pid and this process's uid and gid as their sender.
+struct NoticeSender: Sendable {
+    let sender: HeraldNotification.Sender
+
+    /// A notice for `drops`, stamped with the time it is put in the stream.
+    func notice(for drops: DropRange) -> HeraldNotification {
+        HeraldNotification.droppedNotice(drops, timeNanoseconds: SystemClock.realtimeNanoseconds(), sender: sender)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Herald
+import HeraldTestSupport
+import Testing
+
+/// Starts a real heraldd on a temporary socket, runs `body` with it, and stops it.
+func withDaemon(
+    _ arguments: [String] = [],
+    _ body: (TestDaemon) async throws -> Void
+) async throws {
+    let daemon = try await TestDaemon.start(arguments: arguments)
+    try await body(daemon)
+    try await daemon.stop()
+}
+
+/// Connects a client to `daemon`.
+func connect(_ daemon: TestDaemon, name: String = "herald-tests") async throws -> Herald {
+    try await Herald.connect(socketPath: daemon.socketPath, options: Herald.Options(clientName: name))
+}
+
+/// Takes up to `count` notifications from `notifications`, giving up after `timeout`.
+///
+/// Returns fewer than `count` when the sequence ends or the time runs out, so a missing notification fails the
+/// test's count assertion instead of hanging it.
+func collect(
+    _ count: Int,
+    from notifications: HeraldNotifications,
+    timeout: Duration = .seconds(10)
+) async -> [HeraldNotification] {
+    await withTaskGroup(of: [HeraldNotification]?.self) { group in
+        group.addTask {
+            var received: [HeraldNotification] = []
+            guard count > 0 else { return received }
+            for await notification in notifications {
+                received.append(notification)
+                if received.count == count { break }
+            }
+            return received
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        // Whichever finishes first, cancel the other: a cancelled collector ends its loop and returns what it has.
+        var result: [HeraldNotification] = []
+        while let finished = await group.next() {
+            group.cancelAll()
+            if let finished { result = finished }
+        }
+        return result
+    }
+}
+
+/// Waits until `condition` holds, checking every 10 ms, for at most `timeout`.
+func eventually(
+    timeout: Duration = .seconds(10),
+    _ condition: () async throws -> Bool
+) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return try await condition()
+}
+
+/// Runs `body`, which must throw a `HeraldError`, and returns it.
+func heraldError(_ body: () async throws -> Void) async -> HeraldError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as HeraldError {
+        return error
+    } catch {
+        Issue.record("expected a HeraldError, got \(error)")
+        return nil
+    }
+}
