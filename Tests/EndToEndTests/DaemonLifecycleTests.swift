@@ -30,7 +30,7 @@ struct DaemonLifecycleTests {
 
     @Test func refusesAFileInTheWayThatIsNotASocket() async throws {
         let directory = TemporaryDirectory()
-        FileManager.default.createFile(atPath: directory.file("socket"), contents: Data("precious".utf8))
+        _ = FileManager.default.createFile(atPath: directory.file("socket"), contents: Data("precious".utf8))
         let result = try await run("heraldd", ["--socket", directory.file("socket")])
         #expect(result.status == 1)
         #expect(result.stderr.contains("not a socket"))

@@ -1,0 +1,42 @@
+import Herald
+import HeraldPosix
+
+/// Connecting to heraldd the way every subcommand does.
+enum Daemon {
+    /// The label the daemon shows for `herald`'s connections in its logs.
+    static let clientName = "herald"
+
+    /// The socket path a subcommand uses: `--socket`, else the environment, as the daemon resolves it.
+    static func socketPath(explicit: String?) -> String {
+        SocketPath.resolve(explicit: explicit)
+    }
+
+    /// Connects to the daemon, runs `body` with the connection, and closes it whether `body` succeeds or fails.
+    ///
+    /// - Parameters:
+    ///   - socket: The `--socket` value, or `nil` to resolve the path from the environment.
+    ///   - body: The work to do on the connection.
+    /// - Throws: `CommandFailure` for a daemon that can't be reached (exit 69), or whatever `body` throws.
+    static func withConnection<Result: Sendable>(
+        socket: String?,
+        _ body: (Herald) async throws(CommandFailure) -> Result
+    ) async throws(CommandFailure) -> Result {
+        let herald: Herald
+        do throws(HeraldError) {
+            herald = try await Herald.connect(
+                socketPath: socketPath(explicit: socket),
+                options: Herald.Options(clientName: clientName)
+            )
+        } catch {
+            throw CommandFailure(error)
+        }
+        do throws(CommandFailure) {
+            let result = try await body(herald)
+            await herald.close()
+            return result
+        } catch {
+            await herald.close()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Herald
+import HeraldArguments
+import HeraldWire
+
+/// Subscribes to patterns on one connection and prints what arrives until a count, a deadline, a closed stdout or
+/// the daemon going away ends it. `observe` and `wait` are both this, configured differently.
+struct Observation: Sendable {
+    /// What ended an observation.
+    enum End: Sendable, Equatable {
+        /// The printer printed `limit` notifications.
+        case limitReached
+        /// The timeout passed first.
+        case timedOut
+        /// Nobody reads stdout any more.
+        case outputClosed
+        /// The connection ended; the reason is the library's.
+        case daemonWentAway(String)
+    }
+
+    /// The patterns, one subscription each.
+    var patterns: [Pattern]
+    /// Human or JSON lines.
+    var style: OutputStyle
+    /// Stop after this many notifications; `nil` for no limit.
+    var limit: Int?
+    /// How long the whole run may take, connecting included; `nil` for no limit.
+    var timeout: Duration?
+    /// Whether to print `ready` on stderr once every subscription is acknowledged.
+    var announcesReady: Bool
+    /// Whether retained values are printed.
+    var includesRetained: Bool
+    /// The `--socket` value.
+    var socket: String?
+
+    /// Runs the observation.
+    ///
+    /// - Returns: What ended it, and how many notifications were printed.
+    /// - Throws: `CommandFailure` when the daemon can't be reached or refuses a subscription.
+    func run() async throws(CommandFailure) -> (end: End, printed: Int) {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        return try await Daemon.withConnection(socket: socket) { herald throws(CommandFailure) in
+            var streams: [HeraldNotifications] = []
+            for pattern in patterns {
+                do throws(HeraldError) {
+                    // Returns once the daemon acknowledged: from here on no matching post is missed.
+                    streams.append(try await herald.notifications(matching: pattern.text))
+                } catch {
+                    throw CommandFailure(error)
+                }
+            }
+            if announcesReady {
+                Terminal.writeStderr("ready\n")
+            }
+            let printer = NotificationPrinter(
+                patterns: patterns,
+                style: style,
+                limit: limit,
+                includesRetained: includesRetained
+            )
+            let end = await race(streams, into: printer, on: herald, deadline: deadline)
+            return (end, printer.printedCount)
+        }
+    }
+
+    /// Consumes every stream, one task each, against the deadline; the first to finish wins and the rest are
+    /// cancelled and awaited, so no task outlives the call.
+    private func race(
+        _ streams: [HeraldNotifications],
+        into printer: NotificationPrinter,
+        on herald: Herald,
+        deadline: ContinuousClock.Instant?
+    ) async -> End {
+        await withTaskGroup(of: End?.self) { group in
+            for stream in streams {
+                group.addTask {
+                    for await notification in stream {
+                        switch printer.handle(notification) {
+                        case .continuing: continue
+                        case .limitReached: return .limitReached
+                        case .outputClosed: return .outputClosed
+                        }
+                    }
+                    // A stream ends when the connection does, or when this task was cancelled because another won.
+                    if Task.isCancelled {
+                        return nil
+                    }
+                    return .daemonWentAway(herald.disconnectReason?.message ?? "the connection closed")
+                }
+            }
+            if let deadline {
+                group.addTask {
+                    do {
+                        try await Task.sleep(until: deadline, clock: .continuous)
+                    } catch {
+                        return nil
+                    }
+                    return .timedOut
+                }
+            }
+
+            var end: End?
+            while end == nil, let next = await group.next() {
+                end = next
+            }
+            group.cancelAll()
+            // Closing ends the library's streams too, so the stream tasks finish even if one is between two
+            // notifications and not looking at cancellation.
+            await herald.close()
+            return end ?? .daemonWentAway("the connection closed")
+        }
+    }
+}
