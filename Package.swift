@@ -39,6 +39,13 @@ let package = Package(
             dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldArguments"],
             swiftSettings: strict
         ),
+        // The README's Swift program: observes session.* and prints each post with its sender.
+        .executableTarget(
+            name: "herald-example",
+            dependencies: ["Herald"],
+            path: "Examples/herald-example",
+            swiftSettings: strict
+        ),
         // Starts the real built heraldd on a temporary socket for end-to-end tests.
         .target(
             name: "HeraldTestSupport",
@@ -53,7 +60,9 @@ let package = Package(
         .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldWire", "HeraldTestSupport", "heraldd"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldTestSupport", "heraldd", "herald"]
+            dependencies: [
+                "Herald", "HeraldWire", "HeraldPosix", "HeraldTestSupport", "heraldd", "herald", "herald-example",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
