@@ -15,6 +15,9 @@ let package = Package(
         .library(name: "Herald", targets: ["Herald"]),
         .executable(name: "heraldd", targets: ["heraldd"]),
         .executable(name: "herald", targets: ["herald"]),
+        .executable(name: "herald-chat-server", targets: ["herald-chat-server"]),
+        .executable(name: "herald-chat", targets: ["herald-chat"]),
+        .executable(name: "herald-bench", targets: ["herald-bench"]),
     ],
     targets: [
         // Pure: frames, the codec, names and patterns. Stdlib only, no Foundation, no I/O.
@@ -39,6 +42,27 @@ let package = Package(
             dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldArguments"],
             swiftSettings: strict
         ),
+        // Pure: the Blabber chat protocol's types (Message, ServerStatus), shared by server and client.
+        .target(name: "ChatCore", swiftSettings: strict),
+        // A small, strict HTTP/1.1 server on an epoll loop of our own: parsing is pure, I/O goes through
+        // HeraldPosix.
+        .target(name: "HeraldHTTP", dependencies: ["HeraldPosix"], swiftSettings: strict),
+        .executableTarget(
+            name: "herald-chat-server",
+            dependencies: ["ChatCore", "HeraldHTTP", "HeraldPosix", "HeraldArguments"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "herald-chat",
+            dependencies: ["ChatCore", "Herald", "HeraldPosix", "HeraldArguments"],
+            swiftSettings: strict
+        ),
+        // The benchmark workload of shared/bench/peers, through the Herald library on both ends.
+        .executableTarget(
+            name: "herald-bench",
+            dependencies: ["Herald", "HeraldPosix", "HeraldArguments"],
+            swiftSettings: strict
+        ),
         // The README's Swift program: observes session.* and prints each post with its sender.
         .executableTarget(
             name: "herald-example",
@@ -57,11 +81,14 @@ let package = Package(
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
         .testTarget(name: "HeraldPosixTests", dependencies: ["HeraldPosix"]),
         .testTarget(name: "HeraldArgumentsTests", dependencies: ["HeraldArguments"]),
+        .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"]),
+        .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldPosix"]),
         .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldWire", "HeraldTestSupport", "heraldd"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
                 "Herald", "HeraldWire", "HeraldPosix", "HeraldTestSupport", "heraldd", "herald", "herald-example",
+                "herald-chat-server", "herald-chat", "herald-bench", "ChatCore",
             ]
         ),
     ],
