@@ -60,7 +60,7 @@ let package = Package(
         // The benchmark workload of shared/bench/peers, through the Herald library on both ends.
         .executableTarget(
             name: "herald-bench",
-            dependencies: ["Herald", "HeraldPosix", "HeraldArguments"],
+            dependencies: ["Herald", "HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldArguments"],
             swiftSettings: strict
         ),
         // The README's Swift program: observes session.* and prints each post with its sender.
