@@ -1,1 +1,47 @@
-print("not yet")
+import HeraldArguments
+
+// herald-bench: the peers' harness workload through the Herald library, or the codec and matcher
+// microbenchmarks. Exit codes: 0 when every run was ok, 1 when one was not, 64 for a usage error.
+
+let options: BenchOptions
+do {
+    switch try BenchOptions.spec.parse(Array(CommandLine.arguments.dropFirst())) {
+    case .help:
+        Terminal.writeStdout(BenchOptions.spec.helpText)
+        Terminal.exit(.success)
+    case .version:
+        Terminal.exit(.success)
+    case .run(let arguments):
+        options = try BenchOptions(arguments)
+    }
+} catch {
+    Terminal.writeStderr(BenchOptions.spec.errorText(error))
+    Terminal.exit(.usage)
+}
+
+switch options.mode {
+case .micro(let groups):
+    let micro = Microbenchmarks(seconds: 0.5)
+    var measurements: [Microbenchmarks.Measurement] = []
+    if groups.contains("codec") { measurements += micro.codec() }
+    if groups.contains("matcher") { measurements += micro.matcher() }
+    Terminal.writeStdout(Microbenchmarks.table(measurements))
+    Terminal.exit(.success)
+case .workloads(let names):
+    var allOK = true
+    for name in names {
+        let workload = options.workload(name)
+        let runner = WorkloadRunner(
+            workload: workload,
+            socketPath: options.socketPath,
+            brokerPID: options.brokerPID,
+            label: options.label,
+            timeout: options.timeout ?? (workload.duration + 30),
+            drainMilliseconds: options.drainMilliseconds
+        )
+        let result = await runner.run()
+        allOK = allOK && result.isOK
+        Terminal.writeStdout(result.json + "\n")
+    }
+    Terminal.exit(allOK ? .success : .failure)
+}

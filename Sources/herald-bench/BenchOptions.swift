@@ -1,0 +1,106 @@
+import HeraldArguments
+
+/// herald-bench's command line, parsed and checked.
+struct BenchOptions {
+    enum Mode {
+        /// Run these workloads, one JSON line each.
+        case workloads([String])
+        /// Run these microbenchmark groups: `codec`, `matcher`.
+        case micro([String])
+    }
+
+    var mode: Mode
+    var socketPath: String?
+    var brokerPID: Int32?
+    var label: String
+    var duration: Double
+    var messages: Int?
+    var timeout: Double?
+    var drainMilliseconds: Int
+
+    static let spec = CommandSpec(
+        name: "herald-bench",
+        abstract: "Measure heraldd through the Herald library with the workloads of shared/bench/peers.",
+        discussion: """
+            Runs the peers' harness workload, field for field, with Herald connections on both ends: P publisher \
+            connections posting with post(_:payload:), M subscriber connections with one notifications(matching:) \
+            stream per name, each consumed by its own `for await`. Prints one JSON line per workload with the \
+            harness's fields. Needs a running heraldd. --micro measures the frame codec and the pattern matcher \
+            instead, without a daemon, and prints a table.
+            """,
+        options: [
+            OptionSpec(
+                long: "workload",
+                short: "w",
+                valueName: "name",
+                help: "fanout-1, fanout-10, fanout-100, latency or named."
+            ),
+            OptionSpec(long: "all", help: "Run the five workloads in the harness's order."),
+            OptionSpec(long: "micro", valueName: "group", help: "codec, matcher or all: microbenchmarks, no daemon."),
+            OptionSpec(long: "socket", short: "s", valueName: "path", help: "The daemon's socket."),
+            OptionSpec(
+                long: "broker-pid",
+                valueName: "pid",
+                help: "The daemon's pid, for broker_cpu_pct.",
+                defaultDescription: "the pid in WELCOME"
+            ),
+            OptionSpec(
+                long: "label",
+                valueName: "label",
+                help: "The result's peer field.",
+                defaultDescription: "herald-bench"
+            ),
+            OptionSpec(
+                long: "duration",
+                valueName: "seconds",
+                help: "Seconds per throughput run; the latency run sends 10000 messages per second of it.",
+                defaultDescription: "2"
+            ),
+            OptionSpec(long: "messages", valueName: "count", help: "Stop after this many messages in all."),
+            OptionSpec(
+                long: "timeout",
+                valueName: "seconds",
+                help: "Abandon a run after this long.",
+                defaultDescription: "duration + 30"
+            ),
+            OptionSpec(
+                long: "drain-ms",
+                valueName: "ms",
+                help: "End a run after this long without a delivery once publishing is done.",
+                defaultDescription: "2000"
+            ),
+        ]
+    )
+
+    /// Builds the options from parsed arguments.
+    ///
+    /// - Throws: `UsageError` for an unknown workload or group, a value out of range, or no mode at all.
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        let groups = ["codec", "matcher", "all"]
+        if let group = try arguments.choice("micro", of: groups) {
+            mode = .micro(group == "all" ? ["codec", "matcher"] : [group])
+        } else if arguments.flag("all") {
+            mode = .workloads(Workload.presetNames)
+        } else if let name = try arguments.choice("workload", of: Workload.presetNames) {
+            mode = .workloads([name])
+        } else {
+            throw UsageError(message: "Missing '--workload <name>', '--all' or '--micro <group>'")
+        }
+        socketPath = arguments.value("socket")
+        brokerPID = try arguments.int("broker-pid", range: 1...Int(Int32.max)).map { Int32($0) }
+        label = arguments.value("label") ?? "herald-bench"
+        duration = try arguments.double("duration", range: 0.05...600) ?? 2
+        messages = try arguments.int("messages", range: 1...Int(Int32.max))
+        timeout = try arguments.double("timeout", range: 1...3600)
+        drainMilliseconds = try arguments.int("drain-ms", range: 1...600_000) ?? 2000
+    }
+
+    /// The workload `name` as this command line shapes it.
+    func workload(_ name: String) -> Workload {
+        guard var workload = Workload.preset(name, duration: duration) else {
+            preconditionFailure("\(name) is not a preset; the parser admits only presets")
+        }
+        if let messages { workload.messages = messages }
+        return workload
+    }
+}

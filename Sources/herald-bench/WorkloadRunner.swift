@@ -1,0 +1,252 @@
+import Herald
+import HeraldPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs one workload through the Herald library on both ends, in the harness's phases:
+/// 1. publishers connect (one `Herald` each);
+/// 2. subscribers connect (one `Herald` per subscriber connection) and subscribe, one
+///    `notifications(matching:)` per name, each live once it returns (the daemon's `ACK`); each stream gets its own
+///    task doing `for await`;
+/// 3. (no probes: subscriptions are acknowledged);
+/// 4. measure: publishers `post(_:payload:)` under the window, the subscriber side records every delivery.
+struct WorkloadRunner {
+    let workload: Workload
+    let socketPath: String?
+    let brokerPID: Int32?
+    let label: String
+    /// Seconds before the run is abandoned as timed out.
+    let timeout: Double
+    /// The subscriber side ends after this long without a delivery once the publishers have finished.
+    let drainMilliseconds: Int
+
+    private static let probeKind: UInt16 = 1
+
+    func run() async -> BenchResult {
+        let counters = SharedCounters()
+        let names = (0..<workload.names).map(Workload.eventName)
+        let options = Herald.Options(clientName: "herald-bench")
+        var publishers: [Herald] = []
+        var subscribers: [Herald] = []
+        var consumers: [(connection: Int, task: Task<StreamTally, Never>)] = []
+        var result = BenchResult(label: label, workload: workload)
+
+        let stage: String
+        do {
+            for _ in 0..<workload.publishers {
+                publishers.append(try await Herald.connect(socketPath: socketPath, options: options))
+            }
+            // The window bounds what is in flight over all connections (W*M), and one stream may hold all of it,
+            // so each stream is bounded at that: never unbounded, and never the cause of a loss by itself.
+            let policy = BufferingPolicy.bufferingOldest(max(4096, workload.window * workload.subscribers))
+            for connection in 0..<workload.subscribers {
+                let herald = try await Herald.connect(socketPath: socketPath, options: options)
+                subscribers.append(herald)
+                for k in 0..<workload.namesPerSubscriber {
+                    let name = names[workload.topic(ofConnection: connection, k)]
+                    let stream = try await herald.notifications(matching: name, bufferingPolicy: policy)
+                    let task = Task { [workload] in
+                        await Self.consume(stream, connection: connection, workload: workload, counters: counters)
+                    }
+                    consumers.append((connection, task))
+                }
+            }
+            stage = ""
+        } catch {
+            stage = "setup failed: \(error)"
+        }
+
+        if stage.isEmpty {
+            await measure(publishers, consumers: consumers, counters: counters, names: names, into: &result)
+        } else {
+            result.error = stage
+            counters.aborted.store(true, ordering: .releasing)
+        }
+        for consumer in consumers {
+            consumer.task.cancel()
+            result.add(await consumer.task.value, connection: consumer.connection)
+        }
+        for herald in subscribers + publishers {
+            await herald.close()
+        }
+        return result
+    }
+
+    /// Phase 4: publishes, waits for the deliveries, and takes the CPU readings around it.
+    private func measure(
+        _ publishers: [Herald],
+        consumers: [(connection: Int, task: Task<StreamTally, Never>)],
+        counters: SharedCounters,
+        names: [String],
+        into result: inout BenchResult
+    ) async {
+        let broker = brokerPID ?? publishers.first?.daemonPID ?? 0
+        let excluded: Set<Int32> = [getpid(), broker]
+        let broker0 = CPUAccounting.processSeconds(broker)
+        let others0 = CPUAccounting.othersSeconds(excluding: excluded)
+        let steal0 = CPUAccounting.stealSeconds()
+        let cpu0 = CPUAccounting.processNanoseconds()
+        let fanout = workload.fanout
+        let sending = publishers.enumerated().map { publisher, herald in
+            Task { [workload] in
+                await Self.publish(
+                    herald,
+                    publisher: publisher,
+                    workload: workload,
+                    names: names,
+                    fanout: fanout,
+                    counters: counters
+                )
+            }
+        }
+
+        // The subscriber side's end condition (bench.c run_subscriber), checked every 20 ms.
+        let deadline = SystemClock.monotonicNanoseconds() + UInt64(timeout * 1e9)
+        let drain = UInt64(drainMilliseconds) * 1_000_000
+        var seen: UInt64 = 0
+        var lastProgress = SystemClock.monotonicNanoseconds()
+        while counters.aborted.load(ordering: .acquiring) == false {
+            try? await Task.sleep(for: .milliseconds(20))
+            let now = SystemClock.monotonicNanoseconds()
+            if now > deadline {
+                result.timedOut = true
+                break
+            }
+            let delivered = counters.delivered.load(ordering: .acquiring)
+            if delivered != seen {
+                seen = delivered
+                lastProgress = now
+            }
+            if counters.publishersDone.load(ordering: .acquiring) < publishers.count { continue }
+            if delivered >= counters.expected.load(ordering: .acquiring) { break }
+            if now - lastProgress > drain { break }
+        }
+        let cpu1 = CPUAccounting.processNanoseconds()
+        let broker1 = CPUAccounting.processSeconds(broker)
+        let others1 = CPUAccounting.othersSeconds(excluding: excluded)
+        let steal1 = CPUAccounting.stealSeconds()
+        // Stops publishers still in their window wait after a timeout.
+        counters.aborted.store(true, ordering: .releasing)
+        for task in sending {
+            result.add(await task.value)
+        }
+        result.stalled = counters.stalled.load(ordering: .acquiring)
+        if let broker0, let broker1 { result.brokerCPUSeconds = broker1 - broker0 }
+        result.othersCPUSeconds = others0 >= 0 && others1 >= 0 ? others1 - others0 : nil
+        result.stealSeconds = steal0 >= 0 && steal1 >= 0 ? steal1 - steal0 : nil
+        result.clientCPUNanoseconds = cpu1 - cpu0
+    }
+
+    /// One subscription's consumer: `for await` over the stream until the run cancels it.
+    private static func consume(
+        _ stream: HeraldNotifications,
+        connection: Int,
+        workload: Workload,
+        counters: SharedCounters
+    ) async -> StreamTally {
+        var tally = StreamTally()
+        for await notification in stream {
+            let now = SystemClock.monotonicNanoseconds()
+            if notification.notice != nil { continue }  // a loss: it shows as `lost`
+            let header = notification.payload.withUnsafeBytes { raw -> (sent: UInt64, topic: UInt32, kind: UInt16)? in
+                guard raw.count >= 24 else { return nil }
+                return (
+                    UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                    UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt32.self)),
+                    UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 22, as: UInt16.self))
+                )
+            }
+            guard let header else {
+                tally.malformed += 1
+                continue
+            }
+            if header.kind == probeKind { continue }
+            if !workload.connection(connection, has: Int(header.topic)) { tally.misrouted += 1 }
+            tally.received += 1
+            tally.latency.record(now > header.sent ? now - header.sent : 0)
+            tally.lastReceive = now
+            counters.delivered.add(1, ordering: .acquiringAndReleasing)
+        }
+        return tally
+    }
+
+    /// One publisher: sends its share of the messages, under the rate and the window (bench.c run_publisher).
+    private static func publish(
+        _ herald: Herald,
+        publisher: Int,
+        workload: Workload,
+        names: [String],
+        fanout: [Int],
+        counters: SharedCounters
+    ) async -> PublisherReport {
+        var report = PublisherReport()
+        var payload = [UInt8](repeating: 0, count: workload.payload)
+        let limit = Int64(workload.window * workload.subscribers)
+        var count = UInt64(workload.messages / workload.publishers)
+        if publisher < workload.messages % workload.publishers { count += 1 }
+        let interval = workload.rate > 0 ? 1e9 * Double(workload.publishers) / workload.rate : 0
+        let start = SystemClock.monotonicNanoseconds()
+        let stop = workload.duration > 0 ? start + UInt64(workload.duration * 1e9) : .max
+        report.firstSend = start
+        // CPU is summed per stretch between suspensions, each of which runs on one thread.
+        var stretch = CPUAccounting.threadNanoseconds()
+        var index: UInt64 = 0
+        sending: while index < count && !counters.aborted.load(ordering: .acquiring) {
+            if interval > 0 {
+                let due = start + UInt64(interval * Double(index))
+                let now = SystemClock.monotonicNanoseconds()
+                if now < due {
+                    report.cpuNanoseconds += CPUAccounting.threadNanoseconds() - stretch
+                    try? await Task.sleep(for: .nanoseconds(Int64(due - now)))
+                    stretch = CPUAccounting.threadNanoseconds()
+                }
+            }
+            if limit > 0 && counters.outstanding > limit {
+                report.cpuNanoseconds += CPUAccounting.threadNanoseconds() - stretch
+                var seen = counters.delivered.load(ordering: .acquiring)
+                var seenAt = SystemClock.monotonicNanoseconds()
+                while counters.outstanding > limit / 2 && !counters.aborted.load(ordering: .acquiring) {
+                    try? await Task.sleep(for: .microseconds(20))
+                    let delivered = counters.delivered.load(ordering: .acquiring)
+                    let now = SystemClock.monotonicNanoseconds()
+                    if delivered != seen {
+                        seen = delivered
+                        seenAt = now
+                    } else if now - seenAt > 2_000_000_000 {
+                        counters.stalled.store(true, ordering: .releasing)
+                        stretch = CPUAccounting.threadNanoseconds()
+                        break sending
+                    }
+                }
+                stretch = CPUAccounting.threadNanoseconds()
+            }
+            let topic = workload.topic(ofMessage: index, from: publisher)
+            let now = SystemClock.monotonicNanoseconds()
+            if now >= stop { break }
+            // The header: t_send, seq, name index, publisher id, kind 0 (data); little-endian.
+            payload.withUnsafeMutableBytes { raw in
+                raw.storeBytes(of: now.littleEndian, toByteOffset: 0, as: UInt64.self)
+                raw.storeBytes(of: index.littleEndian, toByteOffset: 8, as: UInt64.self)
+                raw.storeBytes(of: UInt32(topic).littleEndian, toByteOffset: 16, as: UInt32.self)
+                raw.storeBytes(of: UInt16(publisher).littleEndian, toByteOffset: 20, as: UInt16.self)
+                raw.storeBytes(of: UInt16(0), toByteOffset: 22, as: UInt16.self)
+            }
+            counters.expected.add(UInt64(fanout[topic]), ordering: .acquiringAndReleasing)
+            do {
+                try await herald.post(names[topic], payload: payload)
+            } catch {
+                report.error = "publish failed: \(error)"
+                counters.aborted.store(true, ordering: .releasing)
+                break
+            }
+            index += 1
+        }
+        report.cpuNanoseconds += CPUAccounting.threadNanoseconds() - stretch
+        report.lastSend = SystemClock.monotonicNanoseconds()
+        report.sent = index
+        counters.publishersDone.add(1, ordering: .acquiringAndReleasing)
+        return report
+    }
+}
