@@ -263,3 +263,78 @@ int herald_signalfd_read(int fd) {
 }
 
 #endif  // __linux__
+
+// MARK: - systemd
+
+#include <stddef.h>
+
+int herald_is_listening_unix_stream(int fd) {
+    int value = 0;
+    socklen_t length = sizeof value;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &value, &length) < 0) {
+        // A descriptor that is not a socket is an answer here, not a failure.
+        if (errno == ENOTSOCK) return 0;
+        return -1;
+    }
+    if (value != SOCK_STREAM) return 0;
+    struct sockaddr_un address;
+    socklen_t address_length = sizeof address;
+    memset(&address, 0, sizeof address);
+    if (getsockname(fd, (struct sockaddr *)&address, &address_length) < 0) return -1;
+    if (address.sun_family != AF_UNIX) return 0;
+#ifdef SO_ACCEPTCONN
+    value = 0;
+    length = sizeof value;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &value, &length) < 0) return -1;
+    if (!value) return 0;
+#endif
+    return 1;
+}
+
+int herald_unix_socket_path(int fd, char *buffer, size_t size) {
+    struct sockaddr_un address;
+    socklen_t length = sizeof address;
+    memset(&address, 0, sizeof address);
+    if (getsockname(fd, (struct sockaddr *)&address, &length) < 0) return -1;
+    size_t offset = offsetof(struct sockaddr_un, sun_path);
+    // Unnamed (length == offset) or abstract (leading NUL): no file to name.
+    if (address.sun_family != AF_UNIX || length <= offset || address.sun_path[0] == '\0') return 0;
+    size_t path_length = strnlen(address.sun_path, length - offset);
+    if (path_length + 1 > size) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(buffer, address.sun_path, path_length);
+    buffer[path_length] = '\0';
+    return (int)path_length;
+}
+
+int herald_socket_unix_datagram(void) {
+#ifdef __linux__
+    return socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+#else
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    if (fd < 0) return -1;
+    if (herald_set_flags(fd, 0) < 0) return herald_close_preserving_errno(fd);
+    return fd;
+#endif
+}
+
+ssize_t herald_sendto_unix(int fd, const char *address, size_t address_len, const void *buffer, size_t length) {
+    struct sockaddr_un target;
+    memset(&target, 0, sizeof target);
+    if (address_len == 0 || address_len + 1 > sizeof target.sun_path) {
+        errno = address_len == 0 ? EINVAL : ENAMETOOLONG;
+        return -1;
+    }
+    target.sun_family = AF_UNIX;
+    memcpy(target.sun_path, address, address_len);
+    socklen_t target_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + address_len);
+    if (address[0] == '@') {
+        // An abstract address: the kernel's name starts with a NUL and is exactly address_len bytes long.
+        target.sun_path[0] = '\0';
+    } else {
+        target_length += 1;
+    }
+    return sendto(fd, buffer, length, HERALD_SEND_FLAGS, (const struct sockaddr *)&target, target_length);
+}

@@ -31,6 +31,8 @@ final class Daemon {
     let epoll: Epoll
     let signals: SignalFD
     let lock: LockFile
+    /// Whether systemd bound the listening socket (socket activation): then its path is systemd's to remove.
+    let systemdOwnsSocket: Bool
     var listener: Listener?
     var channels: [Channel?] = []
     var openChannels = 0
@@ -56,6 +58,10 @@ final class Daemon {
         let logger = Logger(label: "heraldd", level: options.logLevel)
         self.logger = logger
         let path = options.socketPath
+        // Under socket activation systemd has bound the socket and owns its path: the directory is still checked and
+        // the lock taken, so a daemon started by hand refuses, but the socket is neither probed nor replaced.
+        var activated = try Self.takeSocketFromSystemd(configuredPath: path, logger: logger)
+        systemdOwnsSocket = activated != nil
         do {
             try SocketDirectory.prepare(forSocketAt: path)
         } catch {
@@ -65,19 +71,23 @@ final class Daemon {
             throw StartupError(description: "another heraldd is already running on \(path) (it holds \(path).lock)")
         }
         self.lock = lock
-        if UnixSocket.isAlive(path: path) {
-            throw StartupError(description: "another heraldd is already answering on \(path)")
-        }
-        do {
-            try SocketDirectory.removeStaleSocket(at: path)
-        } catch {
-            throw StartupError(description: "\(error)")
-        }
         let listening: FileDescriptor
-        do {
-            listening = try UnixSocket.listen(path: path)
-        } catch {
-            throw StartupError(description: "\(error)")
+        if let passed = activated.take() {
+            listening = passed
+        } else {
+            if UnixSocket.isAlive(path: path) {
+                throw StartupError(description: "another heraldd is already answering on \(path)")
+            }
+            do {
+                try SocketDirectory.removeStaleSocket(at: path)
+            } catch {
+                throw StartupError(description: "\(error)")
+            }
+            do {
+                listening = try UnixSocket.listen(path: path)
+            } catch {
+                throw StartupError(description: "\(error)")
+            }
         }
         let listener = Listener(descriptor: listening)
         // Block SIGTERM and SIGINT before anything else could spawn a thread, and read them from a
@@ -110,6 +120,7 @@ final class Daemon {
     /// Runs until SIGTERM or SIGINT, then flushes within the bound and returns.
     func run() {
         logger.notice("ready on \(options.socketPath) (pid \(ProcessIdentity.currentPID()))")
+        notifySystemdReady(path: options.socketPath)
         while true {
             let count: Int
             do {
@@ -188,8 +199,10 @@ final class Daemon {
             self.listener = nil
         }
         acceptResumesAt = nil
+        notifySystemdStopping()
+        // A socket systemd bound stays: systemd listens on it again and starts heraldd on the next connection.
         do {
-            try SocketDirectory.removeStaleSocket(at: options.socketPath)
+            if !systemdOwnsSocket { try SocketDirectory.removeStaleSocket(at: options.socketPath) }
         } catch {
             logger.warning("cannot remove \(options.socketPath): \(error)")
         }

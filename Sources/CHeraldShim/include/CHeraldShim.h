@@ -115,6 +115,26 @@ int herald_signalfd_read(int fd);
 
 #endif  // __linux__
 
+// MARK: - systemd
+
+/// 1 when `fd` is a listening AF_UNIX SOCK_STREAM socket, 0 when it is any
+/// other descriptor (a file, a datagram or TCP socket, one not listening),
+/// -1 with errno when it cannot be inspected.
+int herald_is_listening_unix_stream(int fd);
+
+/// Writes the file system path that the AF_UNIX socket `fd` is bound to into
+/// `buffer`, NUL-terminated. Returns its length, 0 when the socket has no path
+/// (unnamed or abstract), or -1 with errno (ENAMETOOLONG when it does not fit).
+int herald_unix_socket_path(int fd, char *buffer, size_t size);
+
+/// Creates an AF_UNIX SOCK_DGRAM socket with SOCK_CLOEXEC; blocking.
+int herald_socket_unix_datagram(void);
+
+/// sendto(2) of one datagram to the AF_UNIX address `address` (`address_len`
+/// bytes, no NUL), with MSG_NOSIGNAL. An address starting with '@' is
+/// abstract: the '@' becomes the leading NUL, as $NOTIFY_SOCKET spells it.
+ssize_t herald_sendto_unix(int fd, const char *address, size_t address_len, const void *buffer, size_t length);
+
 #ifdef __cplusplus
 }
 #endif
