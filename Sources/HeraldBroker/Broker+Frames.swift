@@ -28,20 +28,7 @@ extension Broker {
         case .subscribe(let subscribe):
             return handleSubscribe(subscribe, on: id)
         case .unsubscribe(let unsubscribe):
-            guard let pattern = connections[id.rawValue]!.subscriptions.removeValue(forKey: unsubscribe.subscription)
-            else {
-                return fail(
-                    id,
-                    WireError(
-                        .unknownSubscription,
-                        "subscription \(unsubscribe.subscription) is not live on this connection",
-                        request: unsubscribe.subscription
-                    )
-                )
-            }
-            index.remove(pattern, for: id)
-            subscriptionCount -= 1
-            return .none
+            return handleUnsubscribe(unsubscribe, on: id)
         case .get(let get):
             if let value = retained[get.name] {
                 var notify = value.notify
@@ -58,9 +45,17 @@ extension Broker {
             enqueueControl(.statusReport(statusReport(request: status.request)), to: id)
             return .none
         case .bye:
+            connections[id.rawValue]!.saidGoodbye = true
             connections[id.rawValue]!.phase = .closing
             return .closeAfterFlush
-        case .welcome, .notify, .ack, .dropped, .error, .statusReport:
+        case .will(let will):
+            return handleWill(will, on: id)
+        case .monitor(let monitor):
+            return handleMonitor(monitor, on: id)
+        case .names(let names):
+            answerNames(names.request, to: id)
+            return .none
+        case .welcome, .notify, .ack, .dropped, .error, .statusReport, .namesReport:
             // The decoder never yields these for the daemon; refuse rather than trap, since this is
             // client input.
             return fail(id, WireError(.unknownFrameType, "\(frame.type) is a daemon frame"))
@@ -94,50 +89,78 @@ extension Broker {
         return .none
     }
 
+    /// Checks what `POST` and `WILL` share: not a monitor, not a reserved name, room for a retained value.
+    private func refusal(
+        name: String,
+        payloadIsEmpty: Bool,
+        retain: Bool,
+        request: UInt32,
+        on id: ConnectionID
+    ) -> WireError? {
+        if connections[id.rawValue]!.isMonitor {
+            return WireError(.permissionDenied, "a monitor connection is read-only", request: request)
+        }
+        if Name.isReserved(name) {
+            return WireError(
+                .reservedName,
+                "\"\(name)\" is reserved: names under \(Name.reservedPrefix). are the library's notices",
+                request: request
+            )
+        }
+        if retain && !payloadIsEmpty && retained[name] == nil && retained.count >= configuration.maxRetained {
+            return WireError(
+                .tooManyRetained,
+                "\(retained.count) names already have a retained value, the limit is \(configuration.maxRetained)",
+                request: request
+            )
+        }
+        return nil
+    }
+
     private mutating func handlePost(_ post: Frame.Post, from id: ConnectionID, now: UInt64) -> Action {
-        if Name.isReserved(post.name) {
-            return fail(
-                id,
-                WireError(
-                    .reservedName,
-                    "\"\(post.name)\" is reserved: names under \(Name.reservedPrefix). are the library's notices",
-                    request: post.request
-                )
-            )
-        }
-        if post.retain && !post.payload.isEmpty && retained[post.name] == nil
-            && retained.count >= configuration.maxRetained
-        {
-            return fail(
-                id,
-                WireError(
-                    .tooManyRetained,
-                    "\(retained.count) names already have a retained value, the limit is \(configuration.maxRetained)",
-                    request: post.request
-                )
-            )
-        }
-        lastSequence += 1
-        posted += 1
-        let sequence = lastSequence
-        let sender = connections[id.rawValue]!.sender
-        let notify = Frame.Notify(
-            sequence: sequence,
-            time: now,
-            pid: sender.pid,
-            uid: sender.uid,
-            gid: sender.gid,
+        if let error = refusal(
             name: post.name,
-            payload: post.payload
-        )
-        if post.retain {
-            retained[post.name] = post.payload.isEmpty ? nil : Retained(notify: notify)
+            payloadIsEmpty: post.payload.isEmpty,
+            retain: post.retain,
+            request: post.request,
+            on: id
+        ) {
+            return fail(id, error)
         }
-        deliver(notify)
+        let sequence = self.post(
+            name: post.name,
+            payload: post.payload,
+            retain: post.retain,
+            sender: connections[id.rawValue]!.sender,
+            now: now
+        )
         if post.request != 0 {
             enqueueControl(.ack(Frame.Ack(request: post.request, sequence: sequence)), to: id)
         }
         return .none
+    }
+
+    /// Assigns the next sequence number, stores or clears the retained value, and delivers.
+    ///
+    /// - Returns: The post's sequence number.
+    @discardableResult
+    mutating func post(name: String, payload: [UInt8], retain: Bool, sender: Sender, now: UInt64) -> UInt64 {
+        lastSequence += 1
+        posted += 1
+        let notify = Frame.Notify(
+            sequence: lastSequence,
+            time: now,
+            pid: sender.pid,
+            uid: sender.uid,
+            gid: sender.gid,
+            name: name,
+            payload: payload
+        )
+        if retain {
+            retained[name] = payload.isEmpty ? nil : Retained(notify: notify)
+        }
+        deliver(notify)
+        return lastSequence
     }
 
     /// Queues one live post to every connection with a matching subscription, once per connection,
@@ -147,19 +170,34 @@ extension Broker {
         swap(&found, &matches)
         index.forEachMatch(of: notify.name) { found.append($0) }
         if !found.isEmpty {
-            let frame = EncodedFrame(.notify(notify))
+            let frame = EncodedFrame(.notify(notify), accounting: accounting)
             for id in found {
                 guard var connection = connections[id.rawValue] else { continue }
                 guard connection.lastSequence != notify.sequence, connection.phase == .ready else { continue }
                 connections[id.rawValue] = nil  // take it out so the queue is mutated in place, not copied
                 connection.lastSequence = notify.sequence
-                dropped += UInt64(connection.queue.enqueueLive(frame, sequence: notify.sequence))
+                let outcome = connection.queue.enqueueLive(frame, sequence: notify.sequence)
                 if !connection.isUrgent && connection.queue.queuedBytes * 2 > connection.queue.limit {
                     connection.isUrgent = true
                     urgent.append(id)
                 }
                 connections[id.rawValue] = connection
                 markDirty(id)
+                switch outcome {
+                case .queued(let count):
+                    dropped += UInt64(count)
+                case .overflowed:
+                    // DISCONNECT: what is queued and not begun goes, the reason goes out, then the socket.
+                    connections[id.rawValue]!.queue.removeLiveFrames()
+                    _ = fail(
+                        id,
+                        WireError(
+                            .slowConsumer,
+                            "this connection read too slowly: its queue of \(connection.queue.limit) bytes "
+                                + "overflowed and its overflow policy is disconnect"
+                        )
+                    )
+                }
             }
         }
         found.removeAll(keepingCapacity: true)
@@ -188,9 +226,7 @@ extension Broker {
                 )
             )
         }
-        connections[id.rawValue]!.subscriptions[subscribe.subscription] = subscribe.pattern
-        index.insert(subscribe.pattern, for: id)
-        subscriptionCount += 1
+        addSubscription(subscribe.subscription, subscribe.pattern, subscribe.overflow, on: id)
         // Retained values first, oldest post first, then the ACK: wire.md's "no gap".
         var replay: [Frame.Notify] = []
         if subscribe.pattern.isExact {
@@ -208,5 +244,103 @@ extension Broker {
         }
         enqueueControl(.ack(Frame.Ack(request: subscribe.subscription, sequence: lastSequence)), to: id)
         return .none
+    }
+
+    private mutating func addSubscription(
+        _ subscription: UInt32,
+        _ pattern: Pattern,
+        _ overflow: OverflowPolicy,
+        on id: ConnectionID
+    ) {
+        connections[id.rawValue]!.subscriptions[subscription] = Subscription(pattern: pattern, overflow: overflow)
+        index.insert(pattern, for: id)
+        subscriptionCount += 1
+        updatePolicy(of: id)
+    }
+
+    private mutating func handleUnsubscribe(_ unsubscribe: Frame.Unsubscribe, on id: ConnectionID) -> Action {
+        guard
+            let subscription = connections[id.rawValue]!.subscriptions.removeValue(forKey: unsubscribe.subscription)
+        else {
+            return fail(
+                id,
+                WireError(
+                    .unknownSubscription,
+                    "subscription \(unsubscribe.subscription) is not live on this connection",
+                    request: unsubscribe.subscription
+                )
+            )
+        }
+        index.remove(subscription.pattern, for: id)
+        subscriptionCount -= 1
+        updatePolicy(of: id)
+        return .none
+    }
+
+    private mutating func handleWill(_ will: Frame.Will, on id: ConnectionID) -> Action {
+        if will.name.isEmpty {
+            connections[id.rawValue]!.will = nil
+        } else {
+            if let error = refusal(
+                name: will.name,
+                payloadIsEmpty: will.payload.isEmpty,
+                retain: false,  // checked again when it is posted; the set may change meanwhile
+                request: will.request,
+                on: id
+            ) {
+                return fail(id, error)
+            }
+            connections[id.rawValue]!.will = will
+        }
+        enqueueControl(.ack(Frame.Ack(request: will.request, sequence: lastSequence)), to: id)
+        return .none
+    }
+
+    private mutating func handleMonitor(_ monitor: Frame.Monitor, on id: ConnectionID) -> Action {
+        let sender = connections[id.rawValue]!.sender
+        guard sender.uid == configuration.ownerUID else {
+            return fail(
+                id,
+                WireError(
+                    .permissionDenied,
+                    "only uid \(configuration.ownerUID), the session's owner, may monitor; this is uid \(sender.uid)",
+                    request: monitor.request
+                )
+            )
+        }
+        guard connections[id.rawValue]!.subscriptions[monitor.request] == nil else {
+            return fail(
+                id,
+                WireError(
+                    .duplicateSubscription,
+                    "subscription \(monitor.request) is already live on this connection",
+                    request: monitor.request
+                )
+            )
+        }
+        connections[id.rawValue]!.isMonitor = true
+        connections[id.rawValue]!.will = nil
+        addSubscription(monitor.request, Self.everything, .dropOldest, on: id)
+        enqueueControl(.ack(Frame.Ack(request: monitor.request, sequence: lastSequence)), to: id)
+        return .none
+    }
+
+    private static let everything = try! Pattern("**")
+
+    /// Answers `NAMES`: retained names and exact subscriptions, sorted, in frames of at most ~60 KB.
+    private mutating func answerNames(_ request: UInt32, to id: ConnectionID) {
+        let names = Set(retained.keys).union(index.exactNames).sorted()
+        var chunk: [String] = []
+        var size = 0
+        for name in names {
+            if size + 1 + name.utf8.count > 60_000 {
+                enqueueControl(.namesReport(Frame.NamesReport(request: request, names: chunk, more: true)), to: id)
+                chunk = []
+                size = 0
+            }
+            chunk.append(name)
+            size += 1 + name.utf8.count
+        }
+        enqueueControl(.namesReport(Frame.NamesReport(request: request, names: chunk, more: false)), to: id)
     }
 }

@@ -1,12 +1,12 @@
 public import HeraldWire
 
 /// The daemon's decisions, as a state machine with no I/O: connections and their handshake,
-/// subscriptions and matching, retained values, and each connection's bounded outgoing queue.
+/// subscriptions and matching, retained values, wills, and each connection's bounded outgoing queue.
 ///
 /// Its owner feeds it events (`connectionOpened`, `frameReceived`, `inputFailed`,
-/// `connectionClosed`, `shutDown`) and acts on what it returns and on `takeDirty`: write the
-/// pending output of the connections named, close a connection once its output is written. The
-/// broker reads no clock (the owner passes `now`) and never blocks.
+/// `connectionClosed`, `willsDue`, `shutDown`) and acts on what it returns and on `takeDirty`: write
+/// the pending output of the connections named, close a connection once its output is written. The
+/// broker reads no clock (the owner passes the time) and never blocks.
 public struct Broker {
     /// The daemon's limits and identity.
     public struct Configuration: Sendable {
@@ -21,6 +21,8 @@ public struct Broker {
         public var maxSubscriptions: Int = Limits.defaultMaxSubscriptions
         public var maxRetained: Int = Limits.defaultMaxRetained
         public var queueBytes: Int = Limits.defaultQueueBytes
+        public var maxConnections: Int = Limits.defaultMaxConnections
+        public var maxQueuedBytes: Int = Limits.defaultMaxQueuedBytes
 
         public init(ownerUID: UInt32, daemonPID: Int32, server: String, startTime: UInt64) {
             self.ownerUID = ownerUID
@@ -33,8 +35,8 @@ public struct Broker {
     /// What the owner must do after an event, besides writing dirty connections' output.
     public enum Action: Equatable, Sendable {
         case none
-        /// Stop reading this connection, write what is queued for it (within the shutdown bound),
-        /// then close it.
+        /// Stop reading this connection, write what is queued for it (within the close bound), then
+        /// close it.
         case closeAfterFlush
     }
 
@@ -44,16 +46,26 @@ public struct Broker {
         case closing
     }
 
+    struct Subscription {
+        let pattern: Pattern
+        let overflow: OverflowPolicy
+    }
+
     struct Connection {
         let sender: Sender
         var phase: Phase = .awaitingHello
         var client = ""
-        var subscriptions: [UInt32: Pattern] = [:]
+        var subscriptions: [UInt32: Subscription] = [:]
         var queue: OutboundQueue
         /// The last post queued here, so a post matching several subscriptions is queued once.
         var lastSequence: UInt64 = 0
         var isDirty = false
         var isUrgent = false
+        /// Whether the client said `BYE`: then its will is not posted.
+        var saidGoodbye = false
+        var will: Frame.Will?
+        /// A read-only monitor (`MONITOR`).
+        var isMonitor = false
     }
 
     struct Retained {
@@ -63,6 +75,7 @@ public struct Broker {
     public let configuration: Configuration
     var connections: [Connection?] = []
     var openConnections = 0
+    var connectionsByUID: [UInt32: Int] = [:]
     var index = PatternIndex<ConnectionID>()
     var retained: [String: Retained] = [:]
     var lastSequence: UInt64 = 0
@@ -71,10 +84,16 @@ public struct Broker {
     var delivered: UInt64 = 0
     var dropped: UInt64 = 0
     var dirty: [ConnectionID] = []
-    /// Connections whose queue passed half its bound since the owner last wrote them.
+    /// Connections whose queue passed half its bound and has not drained below half since.
     var urgent: [ConnectionID] = []
     /// Reused for each post's matches, so matching allocates nothing once warm.
     var matches: [ConnectionID] = []
+    /// The bytes of every encoded frame alive.
+    public let accounting = FrameAccounting()
+    /// Whether the daemon is over `maxQueuedBytes` and so reads no connection.
+    public private(set) var isOverGlobalBound = false
+    var pendingWills: [PendingWill] = []
+    var isShuttingDown = false
 
     /// Creates a broker with no connections.
     public init(configuration: Configuration) {
@@ -89,12 +108,22 @@ public struct Broker {
         precondition(connections[id.rawValue] == nil, "connection \(id) opened twice")
         connections[id.rawValue] = Connection(sender: sender, queue: OutboundQueue(limit: configuration.queueBytes))
         openConnections += 1
+        connectionsByUID[sender.uid, default: 0] += 1
         if sender.uid != configuration.ownerUID && sender.uid != 0 {
             return fail(
                 id,
                 WireError(
                     .permissionDenied,
                     "uid \(sender.uid) may not use this daemon, which belongs to uid \(configuration.ownerUID)"
+                )
+            )
+        }
+        if connectionsByUID[sender.uid]! > configuration.maxConnections {
+            return fail(
+                id,
+                WireError(
+                    .tooManyConnections,
+                    "uid \(sender.uid) already holds \(configuration.maxConnections) connections, the limit"
                 )
             )
         }
@@ -107,96 +136,62 @@ public struct Broker {
         return fail(id, error)
     }
 
-    /// The connection is gone: its subscriptions end and its queue is freed. Call it before reusing `id`.
-    public mutating func connectionClosed(_ id: ConnectionID) {
+    /// The connection is gone: its subscriptions end, its queue is freed, and its will, if it did not say
+    /// `BYE`, is scheduled. Call it before reusing `id`.
+    ///
+    /// - Parameter monotonicNow: The owner's monotonic clock, nanoseconds; wills are due relative to it.
+    public mutating func connectionClosed(_ id: ConnectionID, monotonicNow: UInt64 = 0) {
         guard var connection = connections[id.rawValue] else {
             preconditionFailure("connection \(id) closed but not open")
         }
-        for pattern in connection.subscriptions.values {
-            index.remove(pattern, for: id)
+        for subscription in connection.subscriptions.values {
+            index.remove(subscription.pattern, for: id)
         }
         subscriptionCount -= connection.subscriptions.count
         connection.queue.removeAll()
         connections[id.rawValue] = nil
         openConnections -= 1
+        let uid = connection.sender.uid
+        connectionsByUID[uid] = connectionsByUID[uid]! > 1 ? connectionsByUID[uid]! - 1 : nil
+        if let will = connection.will, !connection.saidGoodbye, !isShuttingDown {
+            schedule(will, from: connection.sender, monotonicNow: monotonicNow)
+        }
     }
 
     /// The daemon is stopping: every connection gets a final `SHUTTING_DOWN` error after what is already
-    /// queued for it.
+    /// queued for it, and pending wills are discarded (wire.md, `WILL`).
     public mutating func shutDown() {
+        isShuttingDown = true
+        pendingWills.removeAll()
         for slot in connections.indices {
             guard let connection = connections[slot], connection.phase != .closing else { continue }
             _ = fail(ConnectionID(slot), WireError(.shuttingDown, "heraldd is shutting down"))
         }
     }
 
-    /// Whether the owner should read this connection now: false while it is closing, and while its
-    /// unanswered control frames are over the queue bound (back-pressure on a client that does not read).
+    /// Whether the owner should read this connection now: false while it is closing, while its
+    /// unanswered control frames are over the queue bound (back-pressure on a client that does not
+    /// read), and while the daemon as a whole is over `maxQueuedBytes`.
     public func wantsInput(_ id: ConnectionID) -> Bool {
         guard let connection = connections[id.rawValue] else { return false }
-        return connection.phase != .closing && !connection.queue.isOverControlLimit
+        return connection.phase != .closing && !connection.queue.isOverControlLimit && !isOverGlobalBound
     }
 
-    /// Whether anything is queued for the connection.
-    public func hasOutput(_ id: ConnectionID) -> Bool {
-        connections[id.rawValue].map { !$0.queue.isEmpty } ?? false
-    }
-
-    /// Whether the connection is closing (after an error or `BYE`).
-    public func isClosing(_ id: ConnectionID) -> Bool {
-        connections[id.rawValue]?.phase == .closing
-    }
-
-    /// Bytes queued for the connection.
-    public func queuedBytes(_ id: ConnectionID) -> Int {
-        connections[id.rawValue]?.queue.queuedBytes ?? 0
-    }
-
-    /// Moves the connections that got new output since the last call into `ids` (appended, each once).
+    /// Re-evaluates the global bound after writes freed frames: over `maxQueuedBytes` reading stops, and
+    /// it resumes under three quarters of it, so the daemon does not flap at the edge.
     ///
-    /// The list is handed out rather than walked with a callback, so the owner can write, and so change
-    /// the broker, for each of them.
-    public mutating func takeDirty(into ids: inout [ConnectionID]) {
-        for id in dirty where connections[id.rawValue] != nil {
-            connections[id.rawValue]!.isDirty = false
-            ids.append(id)
+    /// - Returns: Whether `isOverGlobalBound` changed, so the owner re-registers its read interest.
+    public mutating func updateGlobalBound() -> Bool {
+        let bytes = accounting.bytes
+        if !isOverGlobalBound && bytes > configuration.maxQueuedBytes {
+            isOverGlobalBound = true
+            return true
         }
-        dirty.removeAll(keepingCapacity: true)
-    }
-
-    /// Whether some connection's queue passed half its bound while frames were processed: the owner
-    /// should write those connections now, before the rest of its read batch, so the socket buffer takes
-    /// the output before the queue has to drop any of it.
-    public var hasUrgentOutput: Bool { !urgent.isEmpty }
-
-    /// Moves the connections whose queue passed half its bound into `ids` (appended, each once).
-    ///
-    /// A connection is reported again only after its queue has drained below half: one whose socket is
-    /// full waits for writability like any other instead of costing a failed write per post.
-    public mutating func takeUrgent(into ids: inout [ConnectionID]) {
-        for id in urgent where connections[id.rawValue] != nil {
-            ids.append(id)
+        if isOverGlobalBound && bytes * 4 < configuration.maxQueuedBytes * 3 {
+            isOverGlobalBound = false
+            return true
         }
-        urgent.removeAll(keepingCapacity: true)
-    }
-
-    /// Calls `body` with the connection's next bytes to write, in order, at most `maxChunks` of them.
-    /// The memory stays valid until the next call that changes the broker.
-    public mutating func pendingOutput(
-        for id: ConnectionID,
-        maxChunks: Int,
-        _ body: (UnsafeRawBufferPointer) -> Void
-    ) {
-        connections[id.rawValue]?.queue.pendingChunks(maxChunks: maxChunks, body)
-    }
-
-    /// Records that `byteCount` bytes of the connection's pending output were written.
-    public mutating func didWrite(_ byteCount: Int, to id: ConnectionID) {
-        guard byteCount > 0, connections[id.rawValue] != nil else { return }
-        let written = connections[id.rawValue]!.queue.didWrite(byteCount)
-        delivered += UInt64(written.notifications)
-        let queue = connections[id.rawValue]!.queue
-        if queue.queuedBytes * 2 <= queue.limit { connections[id.rawValue]!.isUrgent = false }
+        return false
     }
 
     /// The daemon's counters, as `STATUS_REPORT` carries them.
@@ -214,10 +209,10 @@ public struct Broker {
         )
     }
 
-    // MARK: Internals shared with Broker+Frames
+    // MARK: Internals shared with the extensions
 
     mutating func enqueueControl(_ frame: Frame, to id: ConnectionID) {
-        connections[id.rawValue]!.queue.enqueueControl(EncodedFrame(frame))
+        connections[id.rawValue]!.queue.enqueueControl(EncodedFrame(frame, accounting: accounting))
         markDirty(id)
     }
 
@@ -233,5 +228,11 @@ public struct Broker {
         enqueueControl(.error(error), to: id)
         connections[id.rawValue]!.phase = .closing
         return .closeAfterFlush
+    }
+
+    /// Sets the connection's overflow policy to the strictest of its subscriptions'.
+    mutating func updatePolicy(of id: ConnectionID) {
+        let policy = connections[id.rawValue]!.subscriptions.values.map(\.overflow).max() ?? .dropOldest
+        connections[id.rawValue]!.queue.setPolicy(policy)
     }
 }

@@ -1,8 +1,10 @@
-import HeraldWire
+public import HeraldWire
 
-/// One connection's outgoing frames, bounded in bytes, with wire.md's drop-oldest policy.
+/// One connection's outgoing frames, bounded in bytes, with wire.md's overflow policies.
 ///
-/// Live `NOTIFY` frames may be dropped, oldest first, to make room; control frames never are. The
+/// Live `NOTIFY` frames may be dropped to make room, by the connection's policy: oldest first
+/// (`dropOldest`), superseded frames of the same name first (`coalesce`), or not at all
+/// (`disconnect`, which tells the owner to close the connection). Control frames never are. The
 /// queue then owes the connection a `DROPPED` notice with the exact count and sequence range, which
 /// it places right after the frame in flight, where the gap is. The queue does no I/O: the owner asks
 /// for `pendingChunks` to write and reports what was written with `didWrite`.
@@ -28,6 +30,11 @@ public struct OutboundQueue {
     public private(set) var controlBytes = 0
     /// Drops not yet turned into a queued notice.
     private var owedNotice: Frame.Dropped?
+    /// What to do when a live frame does not fit.
+    public private(set) var policy: OverflowPolicy = .dropOldest
+    /// With `coalesce`: the sequence number of the newest queued live frame of each name, so a frame
+    /// with an older number is known to be superseded.
+    private var newest: [String: UInt64] = [:]
 
     /// Creates an empty queue bounded at `limit` bytes.
     public init(limit: Int) {
@@ -41,20 +48,45 @@ public struct OutboundQueue {
     /// be read until it drains.
     public var isOverControlLimit: Bool { controlBytes > limit }
 
-    /// Queues a live `NOTIFY` with sequence number `sequence`, dropping older live frames if needed.
-    ///
-    /// - Returns: How many live frames were dropped to make room (the new one included, if it alone
-    ///   does not fit).
-    public mutating func enqueueLive(_ frame: EncodedFrame, sequence: UInt64) -> Int {
+    /// What happened to a live frame offered to the queue.
+    public enum LiveOutcome: Equatable, Sendable {
+        /// Queued; `dropped` older live frames were dropped (or coalesced) to make room, or the new one
+        /// itself when nothing else could go (counted in `dropped`).
+        case queued(dropped: Int)
+        /// The frame does not fit and the policy is `disconnect`: the owner closes the connection.
+        case overflowed
+    }
+
+    /// Changes the overflow policy (the strictest of the connection's live subscriptions).
+    public mutating func setPolicy(_ newPolicy: OverflowPolicy) {
+        guard newPolicy != policy else { return }
+        policy = newPolicy
+        newest = [:]
+        if policy == .coalesce {
+            for index in 0..<entries.count where entries[index].isDroppable {
+                if let name = entries[index].frame.name { newest[name] = entries[index].sequence }
+            }
+        }
+    }
+
+    /// Queues a live `NOTIFY` with sequence number `sequence`, making room by the policy if needed.
+    public mutating func enqueueLive(_ frame: EncodedFrame, sequence: UInt64) -> LiveOutcome {
         precondition(sequence != 0, "a live NOTIFY has a sequence number from 1")
         let size = frame.bytes.count
+        if policy == .disconnect && queuedBytes + size > limit {
+            return .overflowed
+        }
+        if policy == .coalesce, let name = frame.name {
+            newest[name] = sequence
+        }
         var dropped = 0
+        if policy == .coalesce {
+            dropped += dropSuperseded(toFit: size)
+        }
         var index = headOffset > 0 ? 1 : 0
         while queuedBytes + size > limit && index < entries.count {
             if entries[index].isDroppable {
-                let entry = entries.remove(at: index)
-                queuedBytes -= entry.frame.bytes.count
-                recordDrop(entry.sequence)
+                drop(at: index)
                 dropped += 1
             } else {
                 index += 1
@@ -64,11 +96,58 @@ public struct OutboundQueue {
             // Only control frames and the frame in flight are left: the new frame is the oldest that
             // can go.
             recordDrop(sequence)
-            return dropped + 1
+            if policy == .coalesce, let name = frame.name, newest[name] == sequence { newest[name] = nil }
+            return .queued(dropped: dropped + 1)
         }
         entries.append(Entry(frame: frame, sequence: sequence, notice: nil))
         queuedBytes += size
+        return .queued(dropped: dropped)
+    }
+
+    /// Drops live frames that a newer queued frame of the same name supersedes, oldest first, until
+    /// `size` more bytes fit or none is left. Returns how many it dropped.
+    private mutating func dropSuperseded(toFit size: Int) -> Int {
+        var dropped = 0
+        var index = headOffset > 0 ? 1 : 0
+        while queuedBytes + size > limit && index < entries.count {
+            let entry = entries[index]
+            if entry.isDroppable, let name = entry.frame.name, let latest = newest[name], latest > entry.sequence {
+                drop(at: index)
+                dropped += 1
+            } else {
+                index += 1
+            }
+        }
         return dropped
+    }
+
+    private mutating func drop(at index: Int) {
+        let entry = entries.remove(at: index)
+        queuedBytes -= entry.frame.bytes.count
+        recordDrop(entry.sequence)
+        forget(entry)
+    }
+
+    /// Keeps `newest` to the frames still queued.
+    private mutating func forget(_ entry: Entry) {
+        if policy == .coalesce, let name = entry.frame.name, newest[name] == entry.sequence {
+            newest[name] = nil
+        }
+    }
+
+    /// Removes every live frame not yet begun, without counting them as drops: the connection is about
+    /// to be closed for overflowing.
+    public mutating func removeLiveFrames() {
+        var index = headOffset > 0 ? 1 : 0
+        while index < entries.count {
+            if entries[index].isDroppable {
+                let entry = entries.remove(at: index)
+                queuedBytes -= entry.frame.bytes.count
+            } else {
+                index += 1
+            }
+        }
+        newest = [:]
     }
 
     /// Queues a control frame. Control frames are never dropped.
@@ -148,6 +227,7 @@ public struct OutboundQueue {
             let entry = entries.removeFirst()
             queuedBytes -= size
             if entry.isDroppable {
+                forget(entry)
                 written.notifications += 1
             } else {
                 controlBytes -= size
@@ -164,5 +244,6 @@ public struct OutboundQueue {
         queuedBytes = 0
         controlBytes = 0
         owedNotice = nil
+        newest = [:]
     }
 }

@@ -122,6 +122,9 @@ public struct PatternIndex<Key: Hashable> {
         if let star = node.star { visit(star, rest, body) }
     }
 
+    /// Every exact pattern (a plain name) with at least one key.
+    public var exactNames: Dictionary<String, [Key: Int]>.Keys { exact.keys }
+
     /// The number of trie nodes in use, for tests that check pruning.
     public var nodeCount: Int { nodes.count - freeNodes.count }
 

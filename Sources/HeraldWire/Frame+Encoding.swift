@@ -12,12 +12,15 @@ extension Frame {
         case .unsubscribe, .ping, .status: 4
         case .get(let get): 4 + 1 + get.name.utf8.count
         case .bye: 0
+        case .will(let will): 8 + 1 + will.name.utf8.count + will.payload.count
+        case .monitor, .names: 4
         case .welcome(let welcome): 12 + 1 + welcome.server.utf8.count
         case .notify(let notify): Frame.Notify.fixedBodySize + notify.name.utf8.count + notify.payload.count
         case .ack: 12
         case .dropped: 24
         case .error(let error): 6 + Frame.truncatedReason(error.reason).utf8.count
         case .statusReport: 4 + 4 + 8 + 4 + 4 + 4 + 8 + 8 + 8
+        case .namesReport(let report): 4 + report.names.reduce(0) { $0 + 1 + $1.utf8.count }
         }
     }
 
@@ -25,6 +28,9 @@ extension Frame {
         switch self {
         case .post(let post): post.retain ? FrameFlags.retain : 0
         case .notify(let notify): notify.retained ? FrameFlags.retained : 0
+        case .subscribe(let subscribe): subscribe.overflow.rawValue
+        case .will(let will): will.retain ? FrameFlags.retain : 0
+        case .namesReport(let report): report.more ? FrameFlags.more : 0
         default: 0
         }
     }
@@ -65,6 +71,15 @@ extension Frame {
             writer.u32(status.request)
         case .bye:
             break
+        case .will(let will):
+            writer.u32(will.request)
+            writer.u32(will.delayMilliseconds)
+            writer.str8(will.name)
+            writer.bytes(will.payload)
+        case .monitor(let monitor):
+            writer.u32(monitor.request)
+        case .names(let names):
+            writer.u32(names.request)
         case .welcome(let welcome):
             writer.u16(welcome.version)
             writer.u16(welcome.maxSubscriptions)
@@ -101,6 +116,9 @@ extension Frame {
             writer.u64(report.posted)
             writer.u64(report.delivered)
             writer.u64(report.dropped)
+        case .namesReport(let report):
+            writer.u32(report.request)
+            for name in report.names { writer.str8(name) }
         }
         assert(writer.offset == size, "\(type) wrote \(writer.offset) bytes, expected \(size)")
         return size

@@ -8,12 +8,16 @@ public enum Frame: Hashable, Sendable {
     case ping(Ping)
     case status(Status)
     case bye
+    case will(Will)
+    case monitor(Monitor)
+    case names(Names)
     case welcome(Welcome)
     case notify(Notify)
     case ack(Ack)
     case dropped(Dropped)
     case error(WireError)
     case statusReport(StatusReport)
+    case namesReport(NamesReport)
 
     /// The frame's type byte.
     public var type: FrameType {
@@ -26,12 +30,16 @@ public enum Frame: Hashable, Sendable {
         case .ping: .ping
         case .status: .status
         case .bye: .bye
+        case .will: .will
+        case .monitor: .monitor
+        case .names: .names
         case .welcome: .welcome
         case .notify: .notify
         case .ack: .ack
         case .dropped: .dropped
         case .error: .error
         case .statusReport: .statusReport
+        case .namesReport: .namesReport
         }
     }
 }
@@ -76,10 +84,65 @@ extension Frame {
     public struct Subscribe: Hashable, Sendable {
         public var subscription: UInt32
         public var pattern: Pattern
+        /// What the daemon does when this connection cannot keep up.
+        public var overflow: OverflowPolicy
 
-        public init(subscription: UInt32, pattern: Pattern) {
+        public init(subscription: UInt32, pattern: Pattern, overflow: OverflowPolicy = .dropOldest) {
             self.subscription = subscription
             self.pattern = pattern
+            self.overflow = overflow
+        }
+    }
+
+    /// `WILL`: a post the daemon makes if the connection ends without `BYE`.
+    public struct Will: Hashable, Sendable {
+        public var request: UInt32
+        /// Milliseconds to wait after the connection ends, at most `Limits.maxWillDelayMilliseconds`.
+        public var delayMilliseconds: UInt32
+        /// The name to post to; empty withdraws the will.
+        public var name: String
+        public var payload: [UInt8]
+        /// Also set (or, with an empty payload, clear) the name's retained value.
+        public var retain: Bool
+
+        public init(request: UInt32, delayMilliseconds: UInt32, name: String, payload: [UInt8], retain: Bool = false) {
+            self.request = request
+            self.delayMilliseconds = delayMilliseconds
+            self.name = name
+            self.payload = payload
+            self.retain = retain
+        }
+    }
+
+    /// `MONITOR`: make the connection a read-only monitor of every post.
+    public struct Monitor: Hashable, Sendable {
+        public var request: UInt32
+
+        public init(request: UInt32) {
+            self.request = request
+        }
+    }
+
+    /// `NAMES`: ask for the names with a retained value or an exact subscription.
+    public struct Names: Hashable, Sendable {
+        public var request: UInt32
+
+        public init(request: UInt32) {
+            self.request = request
+        }
+    }
+
+    /// `NAMES_REPORT`: part of the answer to `NAMES`.
+    public struct NamesReport: Hashable, Sendable {
+        public var request: UInt32
+        public var names: [String]
+        /// Whether more `NAMES_REPORT` frames follow for the same request.
+        public var more: Bool
+
+        public init(request: UInt32, names: [String], more: Bool = false) {
+            self.request = request
+            self.names = names
+            self.more = more
         }
     }
 
@@ -240,10 +303,38 @@ extension Frame {
     }
 }
 
+/// What the daemon does when a connection cannot keep up (wire.md, "The outgoing queue").
+///
+/// Ordered from the most lenient to the strictest; a connection uses the strictest of its
+/// subscriptions' policies.
+public enum OverflowPolicy: UInt8, Hashable, Sendable, Comparable, CaseIterable, CustomStringConvertible {
+    /// Drop the oldest queued notifications, with an exact `DROPPED` notice.
+    case dropOldest = 0
+    /// Keep the newest notification per name, then drop the oldest, with an exact `DROPPED` notice.
+    case coalesce = 1
+    /// Close the connection with `SLOW_CONSUMER`.
+    case disconnect = 2
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The policy's name as the CLI spells it: `drop-oldest`, `coalesce`, `disconnect`.
+    public var description: String {
+        switch self {
+        case .dropOldest: "drop-oldest"
+        case .coalesce: "coalesce"
+        case .disconnect: "disconnect"
+        }
+    }
+}
+
 /// Flag bits (wire.md).
 public enum FrameFlags {
     /// `POST`: also store the payload as the retained value.
     public static let retain: UInt8 = 0x01
     /// `NOTIFY`: a replayed retained value.
     public static let retained: UInt8 = 0x01
+    /// `SUBSCRIBE`: the two bits of the overflow policy.
+    public static let overflowMask: UInt8 = 0x03
+    /// `NAMES_REPORT`: more frames follow.
+    public static let more: UInt8 = 0x01
 }

@@ -121,8 +121,10 @@ public struct FrameDecoder: Sendable {
         }
         let allowedFlags: UInt8 =
             switch type {
-            case .post: FrameFlags.retain
+            case .post, .will: FrameFlags.retain
             case .notify: FrameFlags.retained
+            case .subscribe: FrameFlags.overflowMask
+            case .namesReport: FrameFlags.more
             default: 0
             }
         guard flags & ~allowedFlags == 0 else {
@@ -163,8 +165,15 @@ public struct FrameDecoder: Sendable {
             guard let text = String(validating: raw, as: UTF8.self) else {
                 throw WireError(.invalidPattern, "invalid pattern: not UTF-8", request: subscription)
             }
+            guard let overflow = OverflowPolicy(rawValue: flags & FrameFlags.overflowMask) else {
+                throw WireError(.invalidFlags, "SUBSCRIBE overflow policy 3 is not defined", request: subscription)
+            }
             return .subscribe(
-                Frame.Subscribe(subscription: subscription, pattern: try Pattern(text, request: subscription))
+                Frame.Subscribe(
+                    subscription: subscription,
+                    pattern: try Pattern(text, request: subscription),
+                    overflow: overflow
+                )
             )
         case .unsubscribe:
             let subscription = try reader.u32("subscription")
@@ -190,6 +199,46 @@ public struct FrameDecoder: Sendable {
         case .bye:
             try reader.finish()
             return .bye
+        case .will:
+            let request = try reader.u32("request")
+            let delay = try reader.u32("delay")
+            let rawName = try reader.str8("name")
+            let payload = reader.rest()
+            try requireNonZero(request, "WILL request")
+            guard delay <= Limits.maxWillDelayMilliseconds else {
+                throw WireError(
+                    .malformedFrame,
+                    "WILL delay \(delay) ms is over the limit of \(Limits.maxWillDelayMilliseconds)",
+                    request: request
+                )
+            }
+            let name = rawName.isEmpty ? "" : try Name.decode(rawName, request: request)
+            guard payload.count <= maxPayload else {
+                throw WireError(
+                    .payloadTooLarge,
+                    "payload of \(payload.count) bytes is over the limit of \(maxPayload)",
+                    request: request
+                )
+            }
+            return .will(
+                Frame.Will(
+                    request: request,
+                    delayMilliseconds: delay,
+                    name: name,
+                    payload: [UInt8](payload),
+                    retain: flags != 0
+                )
+            )
+        case .monitor:
+            let request = try reader.u32("request")
+            try reader.finish()
+            try requireNonZero(request, "MONITOR request")
+            return .monitor(Frame.Monitor(request: request))
+        case .names:
+            let request = try reader.u32("request")
+            try reader.finish()
+            try requireNonZero(request, "NAMES request")
+            return .names(Frame.Names(request: request))
         case .welcome:
             let welcome = Frame.Welcome(
                 version: try reader.u16("version"),
@@ -255,6 +304,13 @@ public struct FrameDecoder: Sendable {
             )
             try reader.finish()
             return .statusReport(report)
+        case .namesReport:
+            let request = try reader.u32("request")
+            var names: [String] = []
+            while reader.remaining > 0 {
+                names.append(try Name.decode(try reader.str8("names")))
+            }
+            return .namesReport(Frame.NamesReport(request: request, names: names, more: flags != 0))
         }
     }
 

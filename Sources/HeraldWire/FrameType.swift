@@ -8,12 +8,16 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
     case ping = 0x06
     case status = 0x07
     case bye = 0x08
+    case will = 0x09
+    case monitor = 0x0A
+    case names = 0x0B
     case welcome = 0x81
     case notify = 0x82
     case ack = 0x83
     case dropped = 0x84
     case error = 0x85
     case statusReport = 0x86
+    case namesReport = 0x87
 
     /// Whether clients send this type to the daemon (as opposed to the daemon sending it).
     public var isClientFrame: Bool { rawValue < 0x80 }
@@ -29,12 +33,16 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
         case .ping: "PING"
         case .status: "STATUS"
         case .bye: "BYE"
+        case .will: "WILL"
+        case .monitor: "MONITOR"
+        case .names: "NAMES"
         case .welcome: "WELCOME"
         case .notify: "NOTIFY"
         case .ack: "ACK"
         case .dropped: "DROPPED"
         case .error: "ERROR"
         case .statusReport: "STATUS_REPORT"
+        case .namesReport: "NAMES_REPORT"
         }
     }
 }

@@ -15,6 +15,12 @@ public enum Limits {
     public static let defaultMaxRetained = 10000
     /// The default bound of one connection's outgoing queue, in bytes.
     public static let defaultQueueBytes = 4 << 20
+    /// The default number of connections one uid may hold.
+    public static let defaultMaxConnections = 256
+    /// The default bound of the frames queued for all connections together, in bytes.
+    public static let defaultMaxQueuedBytes = 256 << 20
+    /// The longest will delay, in milliseconds (an hour).
+    public static let maxWillDelayMilliseconds: UInt32 = 3_600_000
     /// Frame overhead allowed beyond the payload: the header and every fixed field fit in it.
     public static let frameOverhead = 1024
 

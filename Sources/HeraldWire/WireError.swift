@@ -29,6 +29,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let shuttingDown = Code(rawValue: 16)
         public static let invalidRequest = Code(rawValue: 17)
         public static let tooManyRetained = Code(rawValue: 18)
+        public static let tooManyConnections = Code(rawValue: 19)
+        public static let slowConsumer = Code(rawValue: 20)
 
         /// The code's name as wire.md spells it, e.g. `INVALID_NAME`.
         public var description: String {
@@ -51,6 +53,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case .shuttingDown: "SHUTTING_DOWN"
             case .invalidRequest: "INVALID_REQUEST"
             case .tooManyRetained: "TOO_MANY_RETAINED"
+            case .tooManyConnections: "TOO_MANY_CONNECTIONS"
+            case .slowConsumer: "SLOW_CONSUMER"
             default: "ERROR_\(rawValue)"
             }
         }

@@ -51,7 +51,7 @@ extension Daemon {
             logger.debug("connection \(fd) from pid \(credentials.pid) uid \(credentials.uid)")
             let sender = Sender(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
             if broker.connectionOpened(ConnectionID(Int(fd)), sender: sender) == .closeAfterFlush {
-                logger.warning("refused pid \(credentials.pid): uid \(credentials.uid) is not this daemon's user")
+                logger.warning("refused pid \(credentials.pid) uid \(credentials.uid): not this daemon's user, or over its limit")
                 beginClosing(fd)
             }
         }
@@ -95,6 +95,11 @@ extension Daemon {
                     break
                 }
                 if broker.hasUrgentOutput { flushUrgent() }
+                if broker.updateGlobalBound() {
+                    // Over the bound: stop here; the rest of this connection's input waits in its decoder.
+                    globalBoundChanged()
+                    break
+                }
             } catch {
                 logger.info("connection \(fd) (pid \(channel.credentials.pid)) broke the protocol: \(error)")
                 _ = broker.inputFailed(error, on: id)
@@ -183,7 +188,7 @@ extension Daemon {
     func closeChannel(_ fd: Int32, reason: String) {
         guard let channel = channels[Int(fd)] else { return }
         try? epoll.remove(fd)
-        broker.connectionClosed(ConnectionID(Int(fd)))
+        broker.connectionClosed(ConnectionID(Int(fd)), monotonicNow: SystemClock.monotonicNanoseconds())
         channels[Int(fd)] = nil
         closing.remove(fd)
         openChannels -= 1

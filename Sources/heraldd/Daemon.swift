@@ -108,6 +108,8 @@ final class Daemon {
         configuration.maxPayload = options.maxPayload
         configuration.maxSubscriptions = options.maxSubscriptions
         configuration.maxRetained = options.maxRetained
+        configuration.maxConnections = options.maxConnections
+        configuration.maxQueuedBytes = options.maxQueuedBytes
         broker = Broker(configuration: configuration)
     }
 
@@ -132,10 +134,11 @@ final class Daemon {
             for index in 0..<count {
                 handle(events[index])
             }
+            checkDeadlines()
             broker.takeDirty(into: &dirty)
             for id in dirty { flush(Int32(id.rawValue)) }
             dirty.removeAll(keepingCapacity: true)
-            checkDeadlines()
+            if broker.updateGlobalBound() { globalBoundChanged() }
             if let deadline = shutdownDeadline {
                 if openChannels == 0 { break }
                 if SystemClock.monotonicNanoseconds() >= deadline {
@@ -152,7 +155,28 @@ final class Daemon {
 
     private func nextTimeout() -> Int32 {
         if shutdownDeadline != nil || acceptResumesAt != nil || !closing.isEmpty { return 100 }
+        if let due = broker.nextWillDeadline {
+            let now = SystemClock.monotonicNanoseconds()
+            // Round up, so the wake-up is never early and the loop does not spin on a 0 ms wait.
+            return due <= now ? 0 : Int32(clamping: (due - now + 999_999) / 1_000_000)
+        }
         return -1
+    }
+
+    /// The daemon crossed `--max-queued-bytes`, one way or the other: stop or resume reading everyone.
+    func globalBoundChanged() {
+        if broker.isOverGlobalBound {
+            logger.warning("queued output passed \(options.maxQueuedBytes) bytes: reading no connection until it drains")
+        } else {
+            logger.notice("queued output drained: reading connections again")
+        }
+        for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
+            if !broker.isOverGlobalBound && channels[Int(fd)]!.decoder.bufferedByteCount > 0 {
+                processFrames(fd)
+            } else {
+                updateInterest(fd)
+            }
+        }
     }
 
     private func handle(_ event: Epoll.Event) {
@@ -215,6 +239,8 @@ final class Daemon {
 
     private func checkDeadlines() {
         let now = SystemClock.monotonicNanoseconds()
+        let posted = broker.postDueWills(monotonicNow: now, realtimeNow: SystemClock.realtimeNanoseconds())
+        if posted > 0 { logger.info("posted \(posted) will\(posted == 1 ? "" : "s")") }
         if let resume = acceptResumesAt, now >= resume, let listener {
             acceptResumesAt = nil
             do {

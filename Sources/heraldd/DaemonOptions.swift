@@ -12,6 +12,8 @@ struct DaemonOptions {
     var maxPayload: Int
     var maxSubscriptions: Int
     var maxRetained: Int
+    var maxConnections: Int
+    var maxQueuedBytes: Int
 
     static let version = "0.1.0"
 
@@ -57,6 +59,18 @@ struct DaemonOptions {
                 help: "Names that may hold a retained value.",
                 defaultDescription: "\(Limits.defaultMaxRetained)"
             ),
+            OptionSpec(
+                long: "max-connections",
+                valueName: "count",
+                help: "Connections one uid may hold at once.",
+                defaultDescription: "\(Limits.defaultMaxConnections)"
+            ),
+            OptionSpec(
+                long: "max-queued-bytes",
+                valueName: "bytes",
+                help: "Bound of the frames queued for all connections together; past it heraldd stops reading.",
+                defaultDescription: "\(Limits.defaultMaxQueuedBytes)"
+            ),
             OptionSpec(long: "version", help: "Show the version."),
         ]
     )
@@ -80,5 +94,8 @@ struct DaemonOptions {
         maxPayload = try arguments.int("max-payload", range: 0...(16 << 20)) ?? Limits.defaultMaxPayload
         maxSubscriptions = try arguments.int("max-subscriptions", range: 1...65535) ?? Limits.defaultMaxSubscriptions
         maxRetained = try arguments.int("max-retained", range: 0...1_000_000) ?? Limits.defaultMaxRetained
+        maxConnections = try arguments.int("max-connections", range: 1...1_000_000) ?? Limits.defaultMaxConnections
+        maxQueuedBytes =
+            try arguments.int("max-queued-bytes", range: 65536...(1 << 40)) ?? Limits.defaultMaxQueuedBytes
     }
 }

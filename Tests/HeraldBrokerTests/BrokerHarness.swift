@@ -8,11 +8,19 @@ struct BrokerHarness {
     var now: UInt64 = 1_000
     static let owner = Sender(pid: 100, uid: 1000, gid: 1000)
 
-    init(queueBytes: Int = 1 << 20, maxSubscriptions: Int = 16, maxRetained: Int = 100) {
+    init(
+        queueBytes: Int = 1 << 20,
+        maxSubscriptions: Int = 16,
+        maxRetained: Int = 100,
+        maxConnections: Int = 256,
+        maxQueuedBytes: Int = 256 << 20
+    ) {
         var configuration = Broker.Configuration(ownerUID: 1000, daemonPID: 42, server: "heraldd test", startTime: 5)
         configuration.queueBytes = queueBytes
         configuration.maxSubscriptions = maxSubscriptions
         configuration.maxRetained = maxRetained
+        configuration.maxConnections = maxConnections
+        configuration.maxQueuedBytes = maxQueuedBytes
         broker = Broker(configuration: configuration)
     }
 
@@ -31,8 +39,13 @@ struct BrokerHarness {
         return broker.frameReceived(frame, from: id, now: now)
     }
 
-    mutating func subscribe(_ id: ConnectionID, _ subscription: UInt32, _ pattern: String) {
-        send(.subscribe(.init(subscription: subscription, pattern: try! Pattern(pattern))), from: id)
+    mutating func subscribe(
+        _ id: ConnectionID,
+        _ subscription: UInt32,
+        _ pattern: String,
+        overflow: OverflowPolicy = .dropOldest
+    ) {
+        send(.subscribe(.init(subscription: subscription, pattern: try! Pattern(pattern), overflow: overflow)), from: id)
     }
 
     mutating func post(

@@ -46,7 +46,7 @@ struct FrameDecoderTests {
         }
     }
 
-    @Test(arguments: [UInt8(0x00), 0x09, 0x7F, 0x81, 0x82, 0xFF])
+    @Test(arguments: [UInt8(0x00), 0x0C, 0x7F, 0x81, 0x82, 0x88, 0xFF])
     func rejectsFrameTypesTheDaemonDoesNotAccept(type: UInt8) {
         #expect(throws: WireError.self) {
             _ = try Frame.decode(header(length: 2, type: type), role: .daemon)
@@ -119,6 +119,25 @@ struct FrameDecoderTests {
         #expect(throws: WireError(.invalidRequest, "SUBSCRIBE subscription must not be 0")) {
             try Frame.decode(header(length: UInt32(2 + body.count), type: 0x03) + body, role: .daemon)
         }
+    }
+
+    @Test func rejectsTheUndefinedOverflowPolicy() {
+        let body: [UInt8] = [1, 0, 0, 0, 1, UInt8(ascii: "a")]
+        #expect(throws: WireError(.invalidFlags, "SUBSCRIBE overflow policy 3 is not defined", request: 1)) {
+            try Frame.decode(header(length: UInt32(2 + body.count), type: 0x03, flags: 3) + body, role: .daemon)
+        }
+    }
+
+    @Test func rejectsAWillDelayOverAnHour() {
+        let frame = Frame.will(.init(request: 1, delayMilliseconds: 3_600_001, name: "a", payload: []))
+        #expect(throws: WireError(.malformedFrame, "WILL delay 3600001 ms is over the limit of 3600000", request: 1)) {
+            try Frame.decode(frame.encoded(), role: .daemon)
+        }
+    }
+
+    @Test func acceptsAnEmptyWillNameAsAWithdrawal() throws {
+        let frame = Frame.will(.init(request: 1, delayMilliseconds: 0, name: "", payload: []))
+        #expect(try Frame.decode(frame.encoded(), role: .daemon) == frame)
     }
 
     @Test func rejectsAHelloWithVersionsTheWrongWayRound() {

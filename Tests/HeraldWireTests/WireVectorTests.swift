@@ -17,6 +17,21 @@ struct WireVectorTests {
         "ping": .ping(.init(request: 10)),
         "status": .status(.init(request: 11)),
         "bye": .bye,
+        "subscribe-coalesce": .subscribe(
+            .init(subscription: 2, pattern: try! Pattern("session.state"), overflow: .coalesce)
+        ),
+        "will": .will(
+            .init(
+                request: 12,
+                delayMilliseconds: 5000,
+                name: "chat.presence.alice",
+                payload: Array(#"{"state":"gone"}"#.utf8),
+                retain: true
+            )
+        ),
+        "monitor": .monitor(.init(request: 13)),
+        "names": .names(.init(request: 14)),
+        "names-report": .namesReport(.init(request: 14, names: ["session.didBecomeActive", "session.state"])),
         "welcome": .welcome(
             .init(version: 1, maxSubscriptions: 1024, maxPayload: 65536, daemonPID: 4242, server: "heraldd 0.1.0")
         ),

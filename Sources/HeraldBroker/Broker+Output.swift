@@ -1,0 +1,63 @@
+extension Broker {
+    /// Whether anything is queued for the connection.
+    public func hasOutput(_ id: ConnectionID) -> Bool {
+        connections[id.rawValue].map { !$0.queue.isEmpty } ?? false
+    }
+
+    /// Whether the connection is closing (after an error or `BYE`).
+    public func isClosing(_ id: ConnectionID) -> Bool {
+        connections[id.rawValue]?.phase == .closing
+    }
+
+    /// Bytes queued for the connection.
+    public func queuedBytes(_ id: ConnectionID) -> Int {
+        connections[id.rawValue]?.queue.queuedBytes ?? 0
+    }
+
+    /// Moves the connections that got new output since the last call into `ids` (appended, each once).
+    ///
+    /// The list is handed out rather than walked with a callback, so the owner can write, and so change
+    /// the broker, for each of them.
+    public mutating func takeDirty(into ids: inout [ConnectionID]) {
+        for id in dirty where connections[id.rawValue] != nil {
+            connections[id.rawValue]!.isDirty = false
+            ids.append(id)
+        }
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    /// Whether some connection's queue passed half its bound while frames were processed: the owner
+    /// should write those connections now, before the rest of its read batch, so the socket buffer takes
+    /// the output before the queue has to drop any of it.
+    public var hasUrgentOutput: Bool { !urgent.isEmpty }
+
+    /// Moves the connections whose queue passed half its bound into `ids` (appended, each once).
+    ///
+    /// A connection is reported again only after its queue has drained below half: one whose socket is
+    /// full waits for writability like any other instead of costing a failed write per post.
+    public mutating func takeUrgent(into ids: inout [ConnectionID]) {
+        for id in urgent where connections[id.rawValue] != nil {
+            ids.append(id)
+        }
+        urgent.removeAll(keepingCapacity: true)
+    }
+
+    /// Calls `body` with the connection's next bytes to write, in order, at most `maxChunks` of them.
+    /// The memory stays valid until the next call that changes the broker.
+    public mutating func pendingOutput(
+        for id: ConnectionID,
+        maxChunks: Int,
+        _ body: (UnsafeRawBufferPointer) -> Void
+    ) {
+        connections[id.rawValue]?.queue.pendingChunks(maxChunks: maxChunks, body)
+    }
+
+    /// Records that `byteCount` bytes of the connection's pending output were written.
+    public mutating func didWrite(_ byteCount: Int, to id: ConnectionID) {
+        guard byteCount > 0, connections[id.rawValue] != nil else { return }
+        let written = connections[id.rawValue]!.queue.didWrite(byteCount)
+        delivered += UInt64(written.notifications)
+        let queue = connections[id.rawValue]!.queue
+        if queue.queuedBytes * 2 <= queue.limit { connections[id.rawValue]!.isUrgent = false }
+    }
+}

@@ -1,0 +1,106 @@
+import HeraldBroker
+import HeraldWire
+import Testing
+
+struct SecurityAndLimitsTests {
+    @Test func onlyTheOwnerMayMonitorNotEvenRoot() {
+        var harness = BrokerHarness()
+        let root = harness.connect(1, sender: Sender(pid: 1, uid: 0, gid: 0))
+        #expect(harness.send(.monitor(.init(request: 3)), from: root) == .closeAfterFlush)
+        guard case .error(let error) = harness.output(of: root).last else {
+            Issue.record("no ERROR")
+            return
+        }
+        #expect(error.code == .permissionDenied)
+        #expect(error.reason == "only uid 1000, the session's owner, may monitor; this is uid 0")
+    }
+
+    @Test func aMonitorSeesEveryPostAndMayNotPost() {
+        var harness = BrokerHarness()
+        let monitor = harness.connect(1)
+        harness.send(.monitor(.init(request: 3)), from: monitor)
+        #expect(harness.output(of: monitor) == [.ack(.init(request: 3, sequence: 0))])
+        let publisher = harness.connect(2)
+        harness.post(publisher, "a")
+        harness.post(publisher, "b.c.d")
+        #expect(BrokerHarness.notifications(harness.output(of: monitor)) == ["a", "b.c.d"])
+        #expect(harness.send(.post(.init(name: "x", payload: [])), from: monitor) == .closeAfterFlush)
+        guard case .error(let error) = harness.output(of: monitor).last else {
+            Issue.record("no ERROR")
+            return
+        }
+        #expect(error.code == .permissionDenied)
+    }
+
+    @Test func limitsConnectionsPerUid() {
+        var harness = BrokerHarness(maxConnections: 2)
+        _ = harness.connect(1)
+        _ = harness.connect(2)
+        let third = ConnectionID(3)
+        #expect(harness.broker.connectionOpened(third, sender: BrokerHarness.owner) == .closeAfterFlush)
+        #expect(
+            harness.output(of: third) == [
+                .error(WireError(.tooManyConnections, "uid 1000 already holds 2 connections, the limit"))
+            ]
+        )
+        // Another uid (root) has its own count, and closing frees a place.
+        #expect(harness.broker.connectionOpened(ConnectionID(4), sender: Sender(pid: 1, uid: 0, gid: 0)) == .none)
+        harness.broker.connectionClosed(third)
+        harness.broker.connectionClosed(ConnectionID(1))
+        #expect(harness.broker.connectionOpened(ConnectionID(5), sender: BrokerHarness.owner) == .none)
+    }
+
+    @Test func listsRetainedNamesAndExactSubscriptionsSorted() {
+        var harness = BrokerHarness()
+        let id = harness.connect(1)
+        harness.post(id, "session.state", "x", retain: true)
+        harness.subscribe(id, 1, "session.didBecomeActive")
+        harness.subscribe(id, 2, "session.*")
+        _ = harness.output(of: id)
+        harness.send(.names(.init(request: 9)), from: id)
+        #expect(
+            harness.output(of: id) == [
+                .namesReport(.init(request: 9, names: ["session.didBecomeActive", "session.state"], more: false))
+            ]
+        )
+    }
+
+    @Test func splitsALongNamesAnswerOverSeveralFrames() {
+        var harness = BrokerHarness(maxRetained: 1000)
+        let id = harness.connect(1)
+        let long = String(repeating: "x", count: 200)
+        for index in 0..<600 { harness.post(id, "\(long).\(1000 + index)", "v", retain: true) }
+        harness.send(.names(.init(request: 9)), from: id)
+        var names: [String] = []
+        var flags: [Bool] = []
+        for case .namesReport(let report) in harness.output(of: id) {
+            names += report.names
+            flags.append(report.more)
+        }
+        #expect(names.count == 600)
+        #expect(names == names.sorted())
+        #expect(flags.count >= 2)
+        #expect(flags.dropLast().allSatisfy { $0 } && flags.last == false)
+    }
+
+    @Test func stopsReadingEveryoneOverTheGlobalBoundAndResumesUnderThreeQuarters() {
+        var harness = BrokerHarness(queueBytes: 1 << 20, maxQueuedBytes: 10_000)
+        let publisher = harness.connect(1)
+        let slow = harness.connect(2)
+        harness.subscribe(slow, 1, "n")
+        _ = harness.output(of: slow)
+        let payload = String(repeating: "p", count: 100)
+        while !harness.broker.updateGlobalBound() {
+            harness.post(publisher, "n", payload)
+        }
+        #expect(harness.broker.isOverGlobalBound)
+        #expect(!harness.broker.wantsInput(publisher))
+        #expect(!harness.broker.wantsInput(slow))
+        #expect(harness.broker.accounting.bytes > 10_000)
+        _ = harness.output(of: slow)
+        let resumed = harness.broker.updateGlobalBound()
+        #expect(resumed)
+        #expect(!harness.broker.isOverGlobalBound)
+        #expect(harness.broker.wantsInput(publisher))
+    }
+}
