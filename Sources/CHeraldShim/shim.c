@@ -338,3 +338,100 @@ ssize_t herald_sendto_unix(int fd, const char *address, size_t address_len, cons
     }
     return sendto(fd, buffer, length, HERALD_SEND_FLAGS, (const struct sockaddr *)&target, target_length);
 }
+
+// MARK: - TCP (chat server)
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+
+int herald_tcp_family(const char *host) {
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (inet_pton(AF_INET, host, &v4) == 1) return AF_INET;
+    if (inet_pton(AF_INET6, host, &v6) == 1) return AF_INET6;
+    errno = EINVAL;
+    return -1;
+}
+
+int herald_socket_tcp(int family, int nonblock) {
+#ifdef __linux__
+    return socket(family, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+#else
+    int fd = socket(family, SOCK_STREAM, 0);
+    if (fd < 0) return -1;
+    if (herald_set_flags(fd, nonblock) < 0) return herald_close_preserving_errno(fd);
+    return fd;
+#endif
+}
+
+/// Fills `storage` with the numeric `host` and `port`; EINVAL for a host that
+/// is not an IPv4 or IPv6 literal.
+static int herald_make_tcp_address(struct sockaddr_storage *storage, socklen_t *length, const char *host,
+                                   uint16_t port) {
+    memset(storage, 0, sizeof *storage);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)storage;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)storage;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        *length = sizeof *v4;
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        *length = sizeof *v6;
+        return 0;
+    }
+    errno = EINVAL;
+    return -1;
+}
+
+int herald_bind_tcp(int fd, const char *host, uint16_t port) {
+    struct sockaddr_storage address;
+    socklen_t length;
+    if (herald_make_tcp_address(&address, &length, host, port) < 0) return -1;
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) return -1;
+    return bind(fd, (const struct sockaddr *)&address, length);
+}
+
+int herald_connect_tcp(int fd, const char *host, uint16_t port) {
+    struct sockaddr_storage address;
+    socklen_t length;
+    if (herald_make_tcp_address(&address, &length, host, port) < 0) return -1;
+    if (connect(fd, (const struct sockaddr *)&address, length) == 0) return 0;
+    if (errno != EINTR) return -1;
+    // The connection goes on in the background; wait for it rather than calling connect again.
+    struct pollfd entry = {.fd = fd, .events = POLLOUT};
+    int ready;
+    do {
+        ready = poll(&entry, 1, -1);
+    } while (ready < 0 && errno == EINTR);
+    if (ready < 0) return -1;
+    int error = 0;
+    socklen_t error_length = sizeof error;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &error_length) < 0) return -1;
+    if (error != 0) {
+        errno = error;
+        return -1;
+    }
+    return 0;
+}
+
+int herald_tcp_local_port(int fd) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    if (getsockname(fd, (struct sockaddr *)&address, &length) < 0) return -1;
+    if (address.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&address)->sin_port);
+    if (address.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
+    errno = EAFNOSUPPORT;
+    return -1;
+}
+
+int herald_tcp_set_nodelay(int fd) {
+    int one = 1;
+    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}

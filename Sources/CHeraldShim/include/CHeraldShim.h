@@ -140,3 +140,46 @@ ssize_t herald_sendto_unix(int fd, const char *address, size_t address_len, cons
 #endif
 
 #endif  // C_HERALD_SHIM_H
+
+// MARK: - TCP (chat server)
+// Its own include guard and extern "C" block, so this section can sit after
+// the others without touching them.
+#ifndef C_HERALD_SHIM_TCP_H
+#define C_HERALD_SHIM_TCP_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The address family of the numeric host `host`: AF_INET for an IPv4
+/// literal ("127.0.0.1"), AF_INET6 for an IPv6 one ("::1"), or -1 with errno
+/// EINVAL for anything else (names are not resolved here).
+int herald_tcp_family(const char *host);
+
+/// Creates a TCP (SOCK_STREAM) socket of `family` with SOCK_CLOEXEC, and
+/// SOCK_NONBLOCK when `nonblock` is non-zero.
+int herald_socket_tcp(int family, int nonblock);
+
+/// Sets SO_REUSEADDR (so a restarted server can bind while old connections
+/// sit in TIME_WAIT) and binds `fd` to the numeric `host` and `port`
+/// (0: the kernel picks a free port).
+int herald_bind_tcp(int fd, const char *host, uint16_t port);
+
+/// Connects `fd` to the numeric `host` and `port`. On a blocking socket an
+/// interrupted connect is not restarted (that would fail with EALREADY): it
+/// waits for the connection to complete and reports its result.
+int herald_connect_tcp(int fd, const char *host, uint16_t port);
+
+/// The local port `fd` is bound to, or -1 with errno.
+int herald_tcp_local_port(int fd);
+
+/// Sets TCP_NODELAY, so small writes (one chat line) go out at once.
+int herald_tcp_set_nodelay(int fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // C_HERALD_SHIM_TCP_H
