@@ -36,6 +36,9 @@ public struct PresenceTracker: Sendable {
     public let user: String
     /// The session's state as last seen.
     public private(set) var state: Presence = .active
+    /// The Herald sequence number of the last notification applied, so that one overtaken by a later one (the two
+    /// names are observed by parallel tasks) is ignored instead of undoing it.
+    private var lastSequence: UInt64 = 0
 
     /// Creates a tracker for `user`, assuming the session is active until told otherwise.
     public init(user: String) {
@@ -44,14 +47,23 @@ public struct PresenceTracker: Sendable {
 
     /// The session's retained state was read at start-up (`session.state`'s `state` field, or nil when there is
     /// none). A client started while away starts away and announces nothing until the user comes back.
-    public mutating func started(retainedState: String?) {
+    public mutating func started(retainedState: String?, sequence: UInt64 = 0) {
         state = retainedState == Presence.away.rawValue ? .away : .active
+        lastSequence = max(lastSequence, sequence)
     }
 
     /// The session reported a transition to `presence`.
     ///
+    /// - Parameter sequence: the notification's sequence number; one older than the last applied is ignored. 0 (for
+    ///   callers without one) is always applied.
     /// - Returns: the announcement to post, or nil when the session was already in that state.
-    public mutating func sessionChanged(to presence: Presence) -> String? {
+    public mutating func sessionChanged(to presence: Presence, sequence: UInt64 = 0) -> String? {
+        if sequence != 0 {
+            guard sequence > lastSequence else {
+                return nil
+            }
+            lastSequence = sequence
+        }
         guard presence != state else {
             return nil
         }

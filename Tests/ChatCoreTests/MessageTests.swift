@@ -111,6 +111,16 @@ import Testing
         #expect(tracker.sessionChanged(to: .active) == "alice came back")
     }
 
+    @Test func aTransitionOvertakenByALaterOneIsIgnored() {
+        var tracker = PresenceTracker(user: "alice")
+        tracker.started(retainedState: "active", sequence: 3)
+        // didBecomeActive (12) is handled before willResignActive (11) by the other task: alice is back.
+        #expect(tracker.sessionChanged(to: .active, sequence: 12) == nil)
+        #expect(tracker.sessionChanged(to: .away, sequence: 11) == nil)
+        #expect(tracker.state == .active)
+        #expect(tracker.sessionChanged(to: .away, sequence: 13) == "alice went away")
+    }
+
     @Test func parsesAnnouncements() {
         #expect(Presence.parse(announcement: "alice went away")! == ("alice", .away))
         #expect(Presence.parse(announcement: "Alice Smith came back")! == ("Alice Smith", .active))

@@ -1,0 +1,379 @@
+import HeraldPosix
+
+#if os(Linux)
+extension HTTPServer {
+    /// One client connection: its socket, parser, output queue and deadline.
+    final class Connection {
+        enum Phase: Equatable {
+            /// Reading requests and answering them.
+            case reading
+            /// Sending a chunked stream; input is read only to notice the client leaving.
+            case streaming
+            /// Writing the last answer; then the write side is shut and input drained until end of file.
+            case closing
+        }
+
+        let id: UInt64
+        let socket: FileDescriptor
+        var parser: HTTPRequestParser
+        var phase = Phase.reading
+        /// What still has to be written: wire bytes, and how many of them are handler payload (for draining).
+        var output: [(bytes: [UInt8], payload: Int)] = []
+        /// How much of `output[0]` is written.
+        var offset = 0
+        var queuedBytes = 0
+        /// When this connection times out, in monotonic nanoseconds.
+        var deadline: UInt64
+        /// Whether the current deadline is a request timeout (answered 408) rather than an idle one.
+        var deadlineIsRequest = true
+        /// Whether the write side has been shut down (closing, output all written).
+        var writeShut = false
+        /// The events registered with epoll.
+        var interest: Epoll.Events = [.readable, .readHangup]
+        /// The request whose stream this connection carries.
+        var streamRequest: HTTPRequest?
+
+        init(id: UInt64, socket: consuming FileDescriptor, limits: HTTPRequestParser.Limits, deadline: UInt64) {
+            self.id = id
+            self.socket = socket
+            self.parser = HTTPRequestParser(limits: limits)
+            self.deadline = deadline
+        }
+
+        func queue(_ bytes: [UInt8], payload: Int) {
+            guard !bytes.isEmpty else {
+                return
+            }
+            output.append((bytes, payload))
+            queuedBytes += bytes.count
+        }
+
+        var wantedInterest: Epoll.Events {
+            var events: Epoll.Events = []
+            switch phase {
+            // Backpressure: a client that pipelines requests without reading the answers is not read further.
+            case .reading: if queuedBytes < 64 * 1024 { events.formUnion([.readable, .readHangup]) }
+            case .streaming: events.formUnion([.readable, .readHangup])
+            case .closing: if writeShut { events.formUnion([.readable, .readHangup]) }
+            }
+            if !output.isEmpty {
+                events.insert(.writable)
+            }
+            return events
+        }
+    }
+
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(max(seconds, 0)) * 1_000_000_000 + UInt64(max(attoseconds, 0) / 1_000_000_000)
+    }
+
+    // MARK: - Accepting
+
+    func acceptConnections() {
+        while true {
+            let accepted: FileDescriptor?
+            do throws(SystemError) {
+                accepted = try TCPSocket.accept(listener)
+            } catch {
+                // Out of descriptors or memory: the connection stays queued; try again on the next wakeup.
+                configuration.logger.warning("\(error)")
+                return
+            }
+            guard let socket = accepted else {
+                return
+            }
+            if connections.count >= configuration.maximumConnections {
+                configuration.logger.warning(
+                    "refused a connection: \(configuration.maximumConnections) connections are open"
+                )
+                socket.close()
+                continue
+            }
+            let id = nextID
+            nextID += 1
+            let now = SystemClock.monotonicNanoseconds()
+            let connection = Connection(
+                id: id,
+                socket: socket,
+                limits: configuration.limits,
+                deadline: now + Self.nanoseconds(configuration.requestTimeout)
+            )
+            do throws(SystemError) {
+                try epoll.add(connection.socket.rawValue, events: connection.interest, data: id)
+            } catch {
+                configuration.logger.warning("\(error)")
+                continue
+            }
+            connections[id] = connection
+            configuration.logger.debug("connection \(id) accepted")
+        }
+    }
+
+    // MARK: - Reading
+
+    func connectionReady(_ id: UInt64, events: Epoll.Events) {
+        guard let connection = connections[id] else {
+            return
+        }
+        if events.contains(.writable) || events.contains(.error) {
+            flush(connection)
+        }
+        guard connections[id] != nil else {
+            return
+        }
+        if !events.isDisjoint(with: [.readable, .readHangup, .hangup, .error]) {
+            read(connection)
+        }
+    }
+
+    private func read(_ connection: Connection) {
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        // A bounded number of reads per wakeup, so one fast client cannot starve the others.
+        for _ in 0..<4 {
+            let result: IOResult<Int>
+            do {
+                result = try buffer.withUnsafeMutableBytes { raw in try connection.socket.read(into: raw) }
+            } catch {
+                configuration.logger.debug("connection \(connection.id): \(error)")
+                closeConnection(connection, notify: true)
+                return
+            }
+            guard case .processed(let count) = result else {
+                return
+            }
+            if count == 0 {
+                if connection.phase == .reading, connection.parser.hasPartialRequest {
+                    configuration.logger.debug("connection \(connection.id) ended in the middle of a request")
+                }
+                closeConnection(connection, notify: true)
+                return
+            }
+            switch connection.phase {
+            case .reading:
+                let hadPartial = connection.parser.hasPartialRequest
+                connection.parser.append(buffer[..<count])
+                processRequests(connection, startedNewRequest: !hadPartial)
+                if connection.phase != .reading || connection.queuedBytes >= 64 * 1024 {
+                    return
+                }
+            case .streaming, .closing:
+                // Nothing more is expected from a stream's client, and a closing connection's input is discarded.
+                continue
+            }
+        }
+    }
+
+    /// Takes complete requests out of the parser and answers them, in order, until it needs more bytes, the
+    /// connection changes phase, or answers pile up unread.
+    func processRequests(_ connection: Connection, startedNewRequest: Bool) {
+        let now = SystemClock.monotonicNanoseconds()
+        if startedNewRequest {
+            connection.deadline = now + Self.nanoseconds(configuration.requestTimeout)
+            connection.deadlineIsRequest = true
+        }
+        while connection.phase == .reading, connection.queuedBytes < 64 * 1024 {
+            switch connection.parser.next() {
+            case .needMoreData:
+                if !connection.parser.hasPartialRequest, connection.deadlineIsRequest {
+                    connection.deadline = now + Self.nanoseconds(configuration.idleTimeout)
+                    connection.deadlineIsRequest = false
+                } else if connection.parser.hasPartialRequest, !connection.deadlineIsRequest {
+                    connection.deadline = now + Self.nanoseconds(configuration.requestTimeout)
+                    connection.deadlineIsRequest = true
+                }
+                updateInterest(connection)
+                return
+            case .continueExpected:
+                connection.queue(HTTPResponseHead(status: .continue).encoded(), payload: 0)
+            case .error(let error):
+                configuration.logger.info("connection \(connection.id): \(error)")
+                connection.queue(
+                    HTTPResponse.error(error.status, reason: error.reason).encoded(keepAlive: false),
+                    payload: 0
+                )
+                startClosing(connection)
+            case .request(let request):
+                answer(request, on: connection)
+                // The next request, if any bytes of it are here, gets a full timeout of its own.
+                connection.deadline = now + Self.nanoseconds(configuration.requestTimeout)
+                connection.deadlineIsRequest = true
+            }
+        }
+        needsFlush.insert(connection.id)
+    }
+
+    private func answer(_ request: HTTPRequest, on connection: Connection) {
+        guard let handler else {
+            return
+        }
+        let id = ConnectionID(rawValue: connection.id)
+        switch handler.handle(request, on: id, server: self) {
+        case .response(let response):
+            let keepAlive = request.keepAlive && !stopping
+            configuration.logger.debug(
+                "connection \(connection.id): \(request.method) \(request.target) \(response.status.code)"
+            )
+            connection.queue(response.encoded(keepAlive: keepAlive), payload: 0)
+            if !keepAlive {
+                startClosing(connection)
+            }
+        case .stream(let head):
+            configuration.logger.debug("connection \(connection.id): \(request.method) \(request.target) stream")
+            connection.queue(head.encoded(), payload: 0)
+            connection.phase = .streaming
+            connection.streamRequest = request
+            handler.streamStarted(id, request: request, server: self)
+        }
+        needsFlush.insert(connection.id)
+    }
+
+    // MARK: - Writing
+
+    func flushPending() {
+        while let id = needsFlush.popFirst() {
+            if let connection = connections[id] {
+                flush(connection)
+            }
+        }
+    }
+
+    func flush(_ connection: Connection) {
+        var drained = 0
+        while let first = connection.output.first {
+            let result: IOResult<Int>
+            do {
+                result = try first.bytes.withUnsafeBytes { raw in
+                    try connection.socket.send(UnsafeRawBufferPointer(rebasing: raw[connection.offset...]))
+                }
+            } catch {
+                configuration.logger.debug("connection \(connection.id): \(error)")
+                closeConnection(connection, notify: true)
+                return
+            }
+            guard case .processed(let written) = result else {
+                break
+            }
+            connection.offset += written
+            connection.queuedBytes -= written
+            if connection.offset == first.bytes.count {
+                drained += first.payload
+                connection.output.removeFirst()
+                connection.offset = 0
+            }
+        }
+        if drained > 0, connection.phase == .streaming, let handler {
+            handler.streamDrained(ConnectionID(rawValue: connection.id), bytes: drained, server: self)
+        }
+        if connection.output.isEmpty {
+            switch connection.phase {
+            case .closing where !connection.writeShut:
+                // Shut the write side so the client sees the end of the answer, and keep reading until it closes
+                // too: closing with unread input would make the kernel send a reset that can destroy the answer.
+                try? connection.socket.shutdown(read: false, write: true)
+                connection.writeShut = true
+            case .reading where connection.parser.hasPartialRequest || connection.queuedBytes == 0:
+                // Pipelined requests that waited for the answers to drain.
+                processRequests(connection, startedNewRequest: false)
+            default:
+                break
+            }
+        }
+        updateInterest(connection)
+    }
+
+    func updateInterest(_ connection: Connection) {
+        guard connections[connection.id] != nil else {
+            return
+        }
+        let wanted = connection.wantedInterest
+        guard wanted != connection.interest else {
+            return
+        }
+        do throws(SystemError) {
+            try epoll.modify(connection.socket.rawValue, events: wanted, data: connection.id)
+            connection.interest = wanted
+        } catch {
+            configuration.logger.warning("\(error)")
+            closeConnection(connection, notify: true)
+        }
+    }
+
+    // MARK: - Closing and time
+
+    func startClosing(_ connection: Connection) {
+        connection.phase = .closing
+        connection.deadline = SystemClock.monotonicNanoseconds() + Self.nanoseconds(configuration.lingerTimeout)
+        connection.deadlineIsRequest = false
+    }
+
+    /// Forgets and closes a connection; a stream's handler hears of it when `notify` is true.
+    func closeConnection(_ connection: Connection, notify: Bool) {
+        guard connections.removeValue(forKey: connection.id) != nil else {
+            return
+        }
+        needsFlush.remove(connection.id)
+        let wasStreaming = connection.phase == .streaming
+        // Closing the descriptor (when the Connection goes away) removes it from epoll; removing it first keeps the
+        // registration from outliving the number.
+        try? epoll.remove(connection.socket.rawValue)
+        configuration.logger.debug("connection \(connection.id) closed")
+        if wasStreaming, notify, let handler {
+            handler.streamClosed(ConnectionID(rawValue: connection.id), server: self)
+        }
+    }
+
+    func waitTimeout() -> Int32 {
+        let now = SystemClock.monotonicNanoseconds()
+        var earliest = connections.values.lazy.filter { $0.phase != .streaming }.map(\.deadline).min()
+        if let handlerDeadline = handler?.nextDeadline {
+            earliest = min(earliest ?? handlerDeadline, handlerDeadline)
+        }
+        guard let earliest else {
+            return -1
+        }
+        if earliest <= now {
+            return 0
+        }
+        // Rounded up, so the loop does not wake a hair early and spin; capped, as epoll takes an Int32.
+        return Int32(min((earliest - now + 999_999) / 1_000_000, 60_000))
+    }
+
+    func checkDeadlines() {
+        let now = SystemClock.monotonicNanoseconds()
+        for connection in connections.values where connection.phase != .streaming && connection.deadline <= now {
+            switch connection.phase {
+            case .reading where connection.deadlineIsRequest && connection.parser.hasPartialRequest:
+                configuration.logger.info("connection \(connection.id): the request took too long to arrive")
+                connection.queue(
+                    HTTPResponse.error(.requestTimeout, reason: "the request took too long to arrive")
+                        .encoded(keepAlive: false),
+                    payload: 0
+                )
+                startClosing(connection)
+                needsFlush.insert(connection.id)
+            default:
+                closeConnection(connection, notify: true)
+            }
+        }
+        if let handler, let deadline = handler.nextDeadline, deadline <= now {
+            handler.deadlineReached(server: self)
+        }
+    }
+
+    /// Ends every stream with its last chunk, writes what can be written without waiting, and closes everything.
+    func shutDown() {
+        let streams = connections.values.filter { $0.phase == .streaming }
+        for connection in streams {
+            connection.queue(ChunkedEncoding.end, payload: 0)
+            connection.phase = .closing
+        }
+        for connection in connections.values {
+            flush(connection)
+        }
+        for connection in Array(connections.values) {
+            closeConnection(connection, notify: false)
+        }
+    }
+}
+#endif

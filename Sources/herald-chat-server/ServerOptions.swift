@@ -1,0 +1,72 @@
+import HeraldArguments
+import HeraldPosix
+
+/// herald-chat-server's command line, parsed and checked.
+struct ServerOptions {
+    var host = "127.0.0.1"
+    var port: UInt16 = 8080
+    var bot = false
+    var history = 100
+    var logLevel = Logger.Level.notice
+
+    static let version = "0.1.0"
+
+    static let spec = CommandSpec(
+        name: "herald-chat-server",
+        abstract: "Serve the Blabber chat protocol: GET /chat/room?NAME streams the room, POST /chat/say posts.",
+        discussion: """
+            A Blabber-compatible chat server (the protocol of the book "Modern Concurrency in Swift"), without the \
+            book server's defects: messages are pushed to listeners at once, bad requests get a 400 with a reason, \
+            history and per-listener memory are bounded, and "NAME went away" / "NAME came back" are shown once \
+            per user however many of the user's clients report them. Once listening it logs \
+            "listening on http://HOST:PORT" on stderr. SIGINT or SIGTERM stops it (exit 0).
+            """,
+        options: [
+            OptionSpec(
+                long: "host",
+                valueName: "address",
+                help: "The address to listen on.",
+                defaultDescription: "127.0.0.1"
+            ),
+            OptionSpec(
+                long: "port",
+                short: "p",
+                valueName: "port",
+                help: "The port to listen on; 0 picks a free one.",
+                defaultDescription: "8080"
+            ),
+            OptionSpec(long: "bot", help: "Add Bottley, who answers 5 s after the last message of a burst."),
+            OptionSpec(
+                long: "history",
+                valueName: "count",
+                help: "Messages kept in the room's history (the last 3 are replayed to joiners).",
+                defaultDescription: "100"
+            ),
+            OptionSpec(
+                long: "log-level",
+                valueName: "level",
+                help: "debug, info, notice, warning or error.",
+                defaultDescription: "notice"
+            ),
+        ]
+    )
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        if let host = arguments.value("host") {
+            self.host = host
+        }
+        if let port = try arguments.int("port", range: 0...65_535) {
+            self.port = UInt16(port)
+        }
+        bot = arguments.flag("bot")
+        if let history = try arguments.int("history", range: 3...1_000_000) {
+            self.history = history
+        }
+        if let text = arguments.value("log-level") {
+            guard let level = Logger.Level(parsing: text) else {
+                throw UsageError(message: "invalid log level '\(text)': use debug, info, notice, warning or error")
+            }
+            logLevel = level
+        }
+    }
+}

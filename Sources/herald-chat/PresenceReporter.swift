@@ -1,0 +1,77 @@
+import ChatCore
+import Herald
+import HeraldPosix
+import Synchronization
+
+/// Tells the room when the user walks away from the desktop and comes back, from the session's notifications in
+/// heraldd: the desktop counterpart of Blabber's `willResignActive` / `didBecomeActive` observers.
+struct PresenceReporter: Sendable {
+    var user: String
+    var socket: String?
+    var sender: Sender
+    var output: Output
+
+    /// Observes until the task is cancelled or heraldd goes away. Without heraldd, prints one notice and returns.
+    func run() async {
+        let path = SocketPath.resolve(explicit: socket)
+        let herald: Herald
+        do {
+            herald = try await Herald.connect(socketPath: path, options: Herald.Options(clientName: "herald-chat"))
+        } catch {
+            output.notice("presence is off: heraldd is not reachable at \(path) (\(error.message))")
+            return
+        }
+        do {
+            // Both subscriptions are live before the retained state is read, so no transition falls in between.
+            let resigned = try await herald.notifications(matching: "session.willResignActive")
+            let activated = try await herald.notifications(matching: "session.didBecomeActive")
+            let retained = try await herald.retainedValue(of: "session.state")
+            let tracker = Tracker(user: user)
+            tracker.start(retained?.userInfo?["state"]?.stringValue, sequence: retained?.sequence ?? 0)
+            output.notice(
+                "presence is on: following the session through heraldd at \(path)"
+                    + (tracker.isAway ? " (the session is away)" : "")
+            )
+            // Two loops, as in the book: each waits on its own sequence, so they must run in parallel.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await follow(resigned, as: .away, tracker) }
+                group.addTask { await follow(activated, as: .active, tracker) }
+            }
+            if !Task.isCancelled {
+                output.notice("presence is off: heraldd went away")
+            }
+        } catch {
+            output.notice("presence is off: \(error.message)")
+        }
+        await herald.close()
+    }
+
+    private func follow(_ notifications: HeraldNotifications, as presence: Presence, _ tracker: Tracker) async {
+        for await notification in notifications where notification.notice == nil {
+            if let text = tracker.changed(to: presence, sequence: notification.sequence) {
+                await sender.say(text, system: true)
+            }
+        }
+    }
+
+    /// The pure ``PresenceTracker`` shared by the two loops.
+    private final class Tracker: Sendable {
+        private let state: Mutex<PresenceTracker>
+
+        init(user: String) {
+            state = Mutex(PresenceTracker(user: user))
+        }
+
+        var isAway: Bool {
+            state.withLock { $0.state == .away }
+        }
+
+        func start(_ retained: String?, sequence: UInt64) {
+            state.withLock { $0.started(retainedState: retained, sequence: sequence) }
+        }
+
+        func changed(to presence: Presence, sequence: UInt64) -> String? {
+            state.withLock { $0.sessionChanged(to: presence, sequence: sequence) }
+        }
+    }
+}
