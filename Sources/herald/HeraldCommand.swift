@@ -12,6 +12,7 @@ enum HeraldCommand {
         WaitCommand.self,
         GetCommand.self,
         StatusCommand.self,
+        DemoCommand.self,
     ]
 
     /// The top-level spec: no arguments of its own, `--version`, and the subcommands.

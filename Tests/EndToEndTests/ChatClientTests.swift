@@ -1,0 +1,134 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// The real herald-chat clients against the real server, with presence through a real heraldd.
+@Suite struct ChatClientTests {
+    private func post(_ daemon: TestDaemon, _ name: String) async throws {
+        let result = try await run("herald", ["post", "--socket", daemon.socketPath, name, "user=alice"])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    @Test func presenceThroughHeralddIsAnnouncedOnceEvenWithTwoClientsOfOneUser() async throws {
+        let daemon = try await TestDaemon.start()
+        let server = try await ChatServerProcess.start()
+        let bob = try startChatClient("bob", server: server)
+        try await bob.waitForStdoutLine(containing: "bob connected")
+        let alice1 = try startChatClient("alice", server: server, ["--socket", daemon.socketPath])
+        let alice2 = try startChatClient("alice", server: server, ["--socket", daemon.socketPath])
+        try await alice1.waitForStdoutLine(containing: "presence is on")
+        try await alice2.waitForStdoutLine(containing: "presence is on")
+
+        try await post(daemon, "session.willResignActive")
+        try await bob.waitForStdoutLine(containing: "alice went away")
+        try await post(daemon, "session.didBecomeActive")
+        try await bob.waitForStdoutLine(containing: "alice came back")
+        // A marker after both: anything duplicated would have arrived before it.
+        bob.writeStdin("marker\n")
+        try await bob.waitForStdoutLine(containing: "\"marker\"")
+        let texts = chatMessages(bob.stdoutLines).map(\.text)
+        #expect(texts.filter { $0 == "alice went away" }.count == 1)
+        #expect(texts.filter { $0 == "alice came back" }.count == 1)
+        #expect(chatMessages(bob.stdoutLines).first { $0.text == "alice went away" }?.user == nil)
+
+        alice1.writeStdin("/quit\n")
+        #expect(try await alice1.waitForExit() == 0)
+        bob.signal(SIGINT)
+        #expect(try await bob.waitForExit() == 130)
+    }
+
+    @Test func aClientStartedWhileTheSessionIsAwayStartsAway() async throws {
+        let daemon = try await TestDaemon.start()
+        let retained = try await run(
+            "herald",
+            ["post", "--socket", daemon.socketPath, "session.state", "--retain", "--json", #"{"state":"away"}"#]
+        )
+        #expect(retained.status == 0)
+        let server = try await ChatServerProcess.start()
+        let alice = try startChatClient("alice", server: server, ["--socket", daemon.socketPath])
+        try await alice.waitForStdoutLine(containing: "(the session is away)")
+        try await post(daemon, "session.willResignActive")
+        try await post(daemon, "session.didBecomeActive")
+        try await alice.waitForStdoutLine(containing: "alice came back")
+        #expect(!chatMessages(alice.stdoutLines).contains { $0.text == "alice went away" })
+    }
+
+    @Test func withoutHeralddChatWorksAndOneNoticeSaysPresenceIsOff() async throws {
+        let directory = TemporaryDirectory()
+        let server = try await ChatServerProcess.start()
+        let alice = try startChatClient("alice", server: server, ["--socket", directory.file("none")])
+        try await alice.waitForStdoutLine(containing: "presence is off")
+        alice.writeStdin("still here\n")
+        try await alice.waitForStdoutLine(containing: "still here")
+        #expect(alice.stdoutLines.filter { $0.contains("presence is off") }.count == 1)
+    }
+
+    @Test func countdownSendsThreeTwoOneAndTheTextASecondApart() async throws {
+        let server = try await ChatServerProcess.start()
+        let alice = try startChatClient("alice", server: server)
+        try await alice.waitForStdoutLine(containing: "alice connected")
+        alice.writeStdin("/countdown liftoff\n")
+        try await alice.waitForStdoutLine(containing: "🎉 liftoff", timeout: .seconds(10))
+        let steps = chatMessages(alice.stdoutLines).filter { $0.user == "alice" }.map(\.text)
+        #expect(steps == ["3...", "2...", "1...", "🎉 liftoff"])
+        let dates = alice.stdoutLines.compactMap { line -> Double? in
+            guard line.contains("\"user\":\"alice\""),
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            else { return nil }
+            return object["date"] as? Double
+        }
+        #expect(dates.count == 4)
+        if let first = dates.first, let last = dates.last {
+            #expect(last - first > 2.5 && last - first < 6)
+        }
+    }
+
+    @Test func clientsReconnectWhenTheServerRestarts() async throws {
+        let first = try await ChatServerProcess.start()
+        let port = first.port
+        let bob = try startChatClient("bob", server: first)
+        try await bob.waitForStdoutLine(containing: "bob connected")
+        first.process.signal(SIGTERM)
+        #expect(try await first.process.waitForExit() == 0)
+        try await bob.waitForStdoutLine(containing: "reconnecting in")
+        let second = try await ChatServerProcess.start(port: port)
+        try await bob.wait(for: "a second 'bob connected'") { out, _ in
+            out.filter { $0.contains("\"bob connected\"") }.count == 2
+        }
+        bob.writeStdin("after the restart\n")
+        try await bob.waitForStdoutLine(containing: "after the restart")
+        bob.writeStdin("/quit\n")
+        #expect(try await bob.waitForExit() == 0)
+        _ = second
+    }
+
+    @Test func aRefusedNameExitsOneWithTheReason() async throws {
+        let server = try await ChatServerProcess.start()
+        let client = try startChatClient("   ", server: server)
+        #expect(try await client.waitForExit() == 64)
+    }
+}
+
+/// `herald demo`, the README's main command, as a user runs it.
+@Suite struct ChatDemoTests {
+    @Test func theDemoTellsTheWholeStoryAndLeavesNothingBehind() async throws {
+        let result = try await run("herald", ["demo"], timeout: .seconds(60))
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        let lines = result.stdoutLines
+        #expect(lines.filter { $0.hasSuffix("* alice went away") }.count == 1)
+        #expect(lines.filter { $0.hasSuffix("* alice came back") }.count == 1)
+        let socket = try #require(lines.first?.components(separatedBy: " ").last)
+        #expect(socket.hasPrefix("/tmp/herald-demo-"))
+        #expect(!FileManager.default.fileExists(atPath: (socket as NSString).deletingLastPathComponent))
+    }
+
+    @Test func ctrlCStopsEveryChildAndRemovesTheDirectory() async throws {
+        let demo = try ChildProcess(TestBinaries.path("herald"), ["demo"])
+        let line = try await demo.waitForStdoutLine(containing: "heraldd is ready on")
+        let socket = try #require(line.components(separatedBy: " ").last)
+        demo.signal(SIGINT)
+        #expect(try await demo.waitForExit(timeout: .seconds(20)) == 130)
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        #expect(!FileManager.default.fileExists(atPath: (socket as NSString).deletingLastPathComponent))
+    }
+}

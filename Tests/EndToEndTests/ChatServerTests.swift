@@ -1,0 +1,132 @@
+import ChatCore
+import Foundation
+import HeraldPosix
+import HeraldTestSupport
+import Testing
+
+/// The real herald-chat-server driven with raw sockets.
+@Suite struct ChatServerTests {
+    private func say(_ port: UInt16, _ body: String) throws -> String {
+        var connection = try RawHTTP(port: port)
+        try connection.send(
+            "POST /chat/say HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        )
+        return try connection.readToEnd()
+    }
+
+    @Test func blabbersClientGetsChunkedCRLFLinesWithReferenceDatesAndUpperCaseIDs() async throws {
+        let server = try await ChatServerProcess.start()
+        var room = try RawHTTP(port: server.port)
+        try room.send("GET /chat/room?Alice%20Smith HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        try room.read { $0.contains("Alice Smith connected") }
+        let id = "6a0c5e5c-2e0b-4f5a-9c1b-6d2c9e7a1b3f"
+        let reply = try say(server.port, #"{"id":"\#(id)","user":"bob","message":"a\/b","date":1}"#)
+        #expect(reply.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(reply.hasSuffix("\r\n\r\nOK"))
+        try say(server.port, #"{"id":"\#(UUID())","message":"system news","date":1}"#)
+        let text = try room.read { $0.contains("system news") }
+
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(text.contains("Transfer-Encoding: chunked\r\n"))
+        #expect(text.contains("Content-Type: application/octet-stream\r\n"))
+        // Each JSON line is its own chunk: size, CRLF, the line with its CRLF, CRLF.
+        let body = String(text[text.range(of: "\r\n\r\n")!.upperBound...])
+        let status = "{\"activeUsers\":1}\r\n"
+        #expect(body.hasPrefix(String(status.utf8.count, radix: 16) + "\r\n" + status + "\r\n"))
+        let lines = body.components(separatedBy: "\r\n").filter { $0.hasPrefix("{") }
+        #expect(lines.count == 4)
+        let decoded = lines.dropFirst().map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let posted = try #require(decoded[1])
+        #expect(posted["id"] as? String == id.uppercased())
+        let date = try #require(posted["date"] as? Double)
+        #expect(abs(date - Date().timeIntervalSinceReferenceDate) < 60, "date is seconds since 2001, server-stamped")
+        let system = try #require(decoded[2])
+        #expect(system["user"] == nil, "a system message has no user key")
+        #expect(lines[2].contains(#""message":"a\/b""#))
+    }
+
+    @Test(arguments: [
+        ("GET /chat/room HTTP/1.1\r\nHost: x\r\n\r\n", "400 Bad Request", "no user name"),
+        ("GET /chat/room? HTTP/1.1\r\nHost: x\r\n\r\n", "400 Bad Request", "no user name"),
+        ("GET /chat/room?user= HTTP/1.1\r\nHost: x\r\n\r\n", "400 Bad Request", "empty"),
+        ("POST /chat/say HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n{oops", "400 Bad Request", "not JSON"),
+        (
+            "POST /chat/say HTTP/1.1\r\nHost: x\r\nContent-Length: 16\r\n\r\n{\"message\":\"x\"}",
+            "400 Bad Request", "is missing"
+        ),
+        ("POST /chat/say HTTP/1.1\r\nHost: x\r\nContent-Length: 20000\r\n\r\n", "413 Payload Too Large", "16384"),
+        ("HELLO\r\n\r\n", "400 Bad Request", "request line"),
+        ("GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", "404 Not Found", "/nowhere"),
+        ("DELETE /chat/say HTTP/1.1\r\nHost: x\r\n\r\n", "405 Method Not Allowed", "takes POST"),
+    ])
+    func badRequestsGetAJSONErrorAndTheServerCarriesOn(request: String, status: String, reason: String) async throws {
+        let server = try await ChatServerProcess.start()
+        var connection = try RawHTTP(port: server.port)
+        try connection.send(request)
+        let text = try connection.read { $0.contains("}") }
+        #expect(text.hasPrefix("HTTP/1.1 \(status)\r\n"), "\(text)")
+        #expect(text.contains(#"{"error":true,"reason":""#))
+        #expect(text.contains(reason), "\(text)")
+        if status.hasPrefix("405") {
+            #expect(text.contains("Allow: POST\r\n"))
+        }
+        // The server is still there and serving.
+        var room = try RawHTTP(port: server.port)
+        try room.send("GET /chat/room?after HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try room.read { $0.contains("after connected") }.contains("after connected"))
+    }
+
+    @Test func aSlowRequestTimesOutInsteadOfHoldingTheConnection() async throws {
+        let server = try await ChatServerProcess.start()
+        var connection = try RawHTTP(port: server.port)
+        try connection.socket.setReceiveTimeout(seconds: 20)
+        try connection.send("GET /chat/room?slow HTTP/1.1\r\nHost: x\r\n")
+        let text = try connection.readToEnd()
+        #expect(text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+    }
+
+    @Test func aListenerThatNeverReadsIsDroppedAndTheOthersCarryOn() async throws {
+        let server = try await ChatServerProcess.start()
+        let stuck = try RawHTTP(port: server.port)
+        try stuck.send("GET /chat/room?stuck HTTP/1.1\r\nHost: x\r\n\r\n")
+        var watcher = try RawHTTP(port: server.port)
+        try watcher.send("GET /chat/room?watcher HTTP/1.1\r\nHost: x\r\n\r\n")
+        try watcher.read { $0.contains("watcher connected") }
+        // About 4 MB of messages: more than the stuck socket's kernel buffers plus its 256 KiB budget.
+        let text = String(repeating: "x", count: 8_000)
+        let keepAlive = try RawHTTP(port: server.port)
+        for _ in 0..<500 {
+            let body = #"{"id":"\#(UUID())","user":"w","message":"\#(text)","date":1}"#
+            try keepAlive.send(
+                "POST /chat/say HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            )
+            // Drain the watcher as we go so that only the stuck listener falls behind.
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            try watcher.socket.setNonBlocking(true)
+            while case .processed(let n) = try buffer.withUnsafeMutableBytes({ try watcher.socket.read(into: $0) }),
+                n > 0
+            {
+            }
+            try watcher.socket.setNonBlocking(false)
+        }
+        try await server.process.waitForStderrLine(containing: "stopped reading")
+        var late = try RawHTTP(port: server.port)
+        try late.send("GET /chat/room?late HTTP/1.1\r\nHost: x\r\n\r\n")
+        let seen = try late.read { $0.contains("late connected") }
+        #expect(seen.contains("stuck left"))
+        #expect(seen.contains("{\"activeUsers\":2}"))
+        _ = stuck
+    }
+
+    @Test func postsArePushedToListenersAtOnce() async throws {
+        let server = try await ChatServerProcess.start()
+        var room = try RawHTTP(port: server.port)
+        try room.send("GET /chat/room?timer HTTP/1.1\r\nHost: x\r\n\r\n")
+        try room.read { $0.contains("timer connected") }
+        let start = ContinuousClock.now
+        try say(server.port, #"{"id":"\#(UUID())","user":"t","message":"ping","date":1}"#)
+        try room.read { $0.contains("ping") }
+        // The book's server polls once a second; a generous bound that polling would fail half the time.
+        #expect(ContinuousClock.now - start < .milliseconds(500))
+    }
+}
