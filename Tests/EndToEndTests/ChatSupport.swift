@@ -36,8 +36,9 @@ struct RawHTTP: ~Copyable {
     var received: [UInt8] = []
 
     init(port: UInt16) throws {
-        socket = try TCPSocket.connect(host: "127.0.0.1", port: port)
-        try socket.setReceiveTimeout(seconds: 5)
+        let connected = try TCPSocket.connect(host: "127.0.0.1", port: port)
+        try connected.setReceiveTimeout(seconds: 5)
+        socket = connected
     }
 
     func send(_ text: String) throws {
