@@ -83,7 +83,10 @@ let package = Package(
         .testTarget(name: "HeraldArgumentsTests", dependencies: ["HeraldArguments"]),
         .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldPosix"]),
-        .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldWire", "HeraldTestSupport", "heraldd"]),
+        .testTarget(
+            name: "HeraldTests",
+            dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldTestSupport", "heraldd"]
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

@@ -108,7 +108,7 @@ extension Connection {
                     switch entry.kind {
                     case .acknowledgement: reply = .sequence(ack.sequence)
                     case .get: reply = .value(entry.retained)
-                    case .status: continue
+                    case .status, .names: continue
                     }
                     if let resumption = state.complete(ack.request, .success(reply)) {
                         resumptions.append(resumption)
@@ -116,6 +116,17 @@ extension Connection {
                 case .statusReport(let report):
                     guard state.pending[report.request]?.kind == .status else { continue }
                     if let resumption = state.complete(report.request, .success(.status(Self.status(report)))) {
+                        resumptions.append(resumption)
+                    }
+                case .namesReport(let report):
+                    guard state.pending[report.request]?.kind == .names else { continue }
+                    state.pending[report.request]!.names += report.names
+                    if !report.more,
+                        let resumption = state.complete(
+                            report.request,
+                            .success(.names(state.pending[report.request]!.names))
+                        )
+                    {
                         resumptions.append(resumption)
                     }
                 case .dropped(let dropped):

@@ -21,6 +21,9 @@ final class Connection: Sendable {
     let options: Herald.Options
     let noticeSender: NoticeSender
     let state = Mutex(ConnectionState())
+    /// Given the live subscriptions when the connection is lost, for ``Herald`` to move them to a new connection;
+    /// nil when streams should end with the connection.
+    let lostHandler = Mutex<(@Sendable ([Subscription]) -> Void)?>(nil)
     /// Whether frames may still be written; false once `BYE` is written or a write failed. Held while writing, so
     /// whole frames go out one at a time and nothing follows `BYE`.
     private let writer = Mutex(true)
@@ -92,55 +95,88 @@ final class Connection: Sendable {
         return try await reply(to: id, what).get()
     }
 
-    /// Subscribes and waits for the daemon's `ACK`.
+    /// Subscribes (`SUBSCRIBE`, or `MONITOR` for a monitor) and waits for the daemon's `ACK`.
     ///
     /// - Returns: the stream; the subscription is live (routed to) from the moment the reader read the `ACK`.
     /// - Throws: `.timedOut`, `.cancelled` (the subscription is then withdrawn), or why the connection ended.
-    func subscribe(_ pattern: Pattern, policy: BufferingPolicy) async throws(HeraldError) -> NotificationStream {
+    func subscribe(
+        _ pattern: Pattern,
+        policy: BufferingPolicy,
+        overflow: OverflowPolicy = .dropOldest,
+        monitor: Bool = false
+    ) async throws(HeraldError) -> NotificationStream {
         let (stream, continuation) = AsyncStream.makeStream(
             of: HeraldNotification.self,
             bufferingPolicy: policy.streamPolicy
         )
+        let subscription = Subscription(
+            pattern: pattern,
+            continuation: continuation,
+            policy: policy,
+            overflow: overflow,
+            isMonitor: monitor
+        )
+        do {
+            try await register(subscription)
+        } catch {
+            continuation.finish()
+            throw error
+        }
+        return stream
+    }
+
+    /// Registers `subscription` on this connection, a new one or one adopted from a lost connection, and waits
+    /// for its `ACK`.
+    ///
+    /// - Throws: `.timedOut`, `.cancelled` (the subscription is then withdrawn), or why the connection ended. On
+    ///   failure the subscription is no longer this connection's, unless the connection itself ended and handed it
+    ///   on (then the stream stays open).
+    func register(_ subscription: Subscription) async throws(HeraldError) {
         let limit = Int(welcome.maxSubscriptions)
+        var adopted = subscription
+        adopted.isLive = false
         let id = try state.withLock { state throws(HeraldError) in
             // Checked here because the daemon's answer, TOO_MANY_SUBSCRIPTIONS, would end the whole connection.
             guard state.subscriptionsOnTheWire < limit else {
                 throw HeraldError(
                     .tooManySubscriptions,
-                    "cannot subscribe to \(pattern.text): this connection already holds the \(limit) subscriptions "
-                        + "heraldd allows"
+                    "cannot subscribe to \(subscription.pattern.text): this connection already holds the \(limit) "
+                        + "subscriptions heraldd allows"
                 )
             }
             let id = try state.addRequest(.acknowledgement)
-            state.subscriptions[id] = Subscription(pattern: pattern, continuation: continuation, policy: policy)
+            state.subscriptions[id] = adopted
             state.subscriptionsOnTheWire += 1
             return id
         }
         // Whatever ends the stream (the consumer's task cancelled, the sequence dropped) withdraws the subscription.
         // Weak, so an unconsumed stream does not keep the connection alive through its own registration.
-        continuation.onTermination = { [weak self] _ in
+        subscription.continuation.onTermination = { [weak self] _ in
             self?.unsubscribe(id)
         }
+        let frame: Frame =
+            subscription.isMonitor
+            ? .monitor(Frame.Monitor(request: id))
+            : .subscribe(
+                Frame.Subscribe(subscription: id, pattern: subscription.pattern, overflow: subscription.overflow)
+            )
         do {
-            try write(Frame.subscribe(Frame.Subscribe(subscription: id, pattern: pattern)).encoded())
+            try write(frame.encoded())
         } catch {
             state.withLock { state in
                 state.pending[id] = nil
-                _ = state.subscriptions.removeValue(forKey: id)
-                state.subscriptionsOnTheWire -= 1
+                if state.subscriptions.removeValue(forKey: id) != nil { state.subscriptionsOnTheWire -= 1 }
             }
-            continuation.finish()
             throw error
         }
-        switch await reply(to: id, "SUBSCRIBE \(pattern.text)") {
+        let what = subscription.isMonitor ? "MONITOR" : "SUBSCRIBE \(subscription.pattern.text)"
+        switch await reply(to: id, what) {
         case .success:
-            options.logger?.debug("subscription \(id) to \(pattern.text) is live")
-            return stream
+            options.logger?.debug("subscription \(id) to \(subscription.pattern.text) is live")
         case .failure(let error):
             // The SUBSCRIBE is on its way or done; the UNSUBSCRIBE follows it, so the daemon never holds a
             // subscription nobody reads.
             unsubscribe(id)
-            continuation.finish()
             throw error
         }
     }
@@ -188,16 +224,27 @@ final class Connection: Sendable {
         state.withLock { $0.complete(id, outcome) }?.resume()
     }
 
-    /// Ends the connection for `reason`: fails every request in flight, ends every stream, and shuts the socket
-    /// down so the reader thread sees end of file and ends. The first reason wins; later calls do nothing.
-    func fail(_ reason: HeraldError) {
+    /// Ends the connection for `reason`: fails every request in flight, ends every stream (or, when the loss was
+    /// not this process's doing and a lost handler is installed, hands the subscriptions to it), and shuts the
+    /// socket down so the reader thread sees end of file and ends. The first reason wins; later calls do nothing.
+    ///
+    /// - Parameter local: whether this process ended the connection (`close()`, release): then streams end.
+    func fail(_ reason: HeraldError, local: Bool = false) {
         guard let (subscriptions, resumptions) = state.withLock({ $0.close(reason) }) else { return }
         options.logger?.debug("connection to \(socketPath) ended: \(reason)")
         // Shut down, not close: the reader thread may be inside read(2) on this descriptor right now.
         try? socket.shutdown(read: true, write: true)
-        // Outside the lock: finishing a stream runs its onTermination, which takes the lock.
-        for subscription in subscriptions {
-            subscription.continuation.finish()
+        let handler = lostHandler.withLock { handler in
+            defer { handler = nil }
+            return handler
+        }
+        if !local, Self.reconnectionHelps(reason), let handler {
+            handler(subscriptions)
+        } else {
+            // Outside the lock: finishing a stream runs its onTermination, which takes the lock.
+            for subscription in subscriptions {
+                subscription.continuation.finish()
+            }
         }
         for resumption in resumptions {
             resumption.resume()
@@ -213,7 +260,7 @@ final class Connection: Sendable {
             // Best effort: the daemon treats end of file like BYE, so a failure here changes nothing.
             _ = bye.withUnsafeBytes { raw in Result { () throws(SystemError) in try socket.writeAll(raw) } }
         }
-        fail(HeraldError(.disconnected, "the connection was closed by this process"))
+        fail(HeraldError(.disconnected, "the connection was closed by this process"), local: true)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = state.withLock { state in
                 if state.readerEnded { return true }
@@ -221,6 +268,16 @@ final class Connection: Sendable {
                 return false
             }
             if ended { continuation.resume() }
+        }
+    }
+
+    /// Whether connecting again can fix what ended a connection: the daemon died, restarted or dropped this slow
+    /// connection. A refusal (`PERMISSION_DENIED`, a protocol error) would only happen again, in a loop.
+    static func reconnectionHelps(_ reason: HeraldError) -> Bool {
+        switch reason.code {
+        case .disconnected, .io, .timedOut: true
+        case .daemonError: reason.wireCode == WireError.Code.slowConsumer.rawValue
+        default: false
         }
     }
 

@@ -8,6 +8,8 @@ enum Reply: Sendable {
     case value(HeraldNotification?)
     /// `STATUS_REPORT`.
     case status(HeraldStatus)
+    /// Every `NAMES_REPORT` of one answer.
+    case names([String])
 }
 
 typealias ReplyContinuation = CheckedContinuation<Result<Reply, HeraldError>, Never>
@@ -24,6 +26,8 @@ struct PendingRequest: Sendable {
         case get
         /// Answered by `STATUS_REPORT`.
         case status
+        /// Answered by `NAMES_REPORT` frames, the last without `MORE`.
+        case names
     }
 
     let kind: Kind
@@ -33,6 +37,8 @@ struct PendingRequest: Sendable {
     var outcome: Result<Reply, HeraldError>?
     /// For a `GET`: the retained value read so far.
     var retained: HeraldNotification?
+    /// For a `NAMES`: the names read so far.
+    var names: [String] = []
 }
 
 /// A caller to resume, with its outcome; resumed after the state's lock is released.
@@ -109,7 +115,8 @@ struct ConnectionState: Sendable {
         return nil
     }
 
-    /// Ends the connection: fails every request and takes every subscription out, for the connection to finish.
+    /// Ends the connection: fails every request and takes every subscription out, for the connection to finish or
+    /// hand over to a new connection.
     ///
     /// - Returns: nil if the connection had already ended.
     mutating func close(_ reason: HeraldError) -> (subscriptions: [Subscription], resumptions: [Resumption])? {

@@ -13,6 +13,14 @@ extension Herald {
         public var requestTimeout: Duration
         /// Where the library logs; nil, the default, logs nothing: a library never prints on its own.
         public var logger: Logger?
+        /// Whether to reconnect by itself when the daemon goes away (it died, or restarted), with backoff from
+        /// 50 ms up to 2 s, re-subscribing every live subscription; each stream then gets a `herald.reconnected`
+        /// notice, since posts made while it was down were missed. While disconnected, requests fail at once with
+        /// ``HeraldError/Code/disconnected``. With `false`, streams end when the connection does. On by default.
+        public var reconnects: Bool
+        /// A last will: what the daemon posts if this connection ends without a goodbye (the process crashed or was
+        /// killed), after the will's delay. Registered on connect and on every reconnect.
+        public var will: Will?
 
         /// Creates options.
         ///
@@ -23,11 +31,15 @@ extension Herald {
         public init(
             clientName: String = Options.defaultClientName,
             requestTimeout: Duration = .seconds(10),
-            logger: Logger? = nil
+            logger: Logger? = nil,
+            reconnects: Bool = true,
+            will: Will? = nil
         ) {
             self.clientName = clientName
             self.requestTimeout = requestTimeout
             self.logger = logger
+            self.reconnects = reconnects
+            self.will = will
         }
 
         /// The process name, the default ``clientName``.
@@ -43,6 +55,50 @@ extension Herald {
                 label.append(character)
             }
             return label
+        }
+    }
+}
+
+extension Herald {
+    /// A last will (wire.md, `WILL`): posted by the daemon for a connection that ends without saying goodbye.
+    ///
+    /// A chat client killed by the OOM killer still shows as gone: its will posts "gone" for it.
+    public struct Will: Sendable, Hashable {
+        /// The name to post to.
+        public var name: String
+        /// The payload, usually a JSON object.
+        public var payload: [UInt8]
+        /// Also set (or, with an empty payload, clear) the name's retained value.
+        public var retain: Bool
+        /// How long the daemon waits after the connection ends before posting; at most an hour.
+        public var delay: Duration
+
+        /// Creates a will with raw bytes as payload.
+        public init(name: String, payload: [UInt8], retain: Bool = false, delay: Duration = .zero) {
+            self.name = name
+            self.payload = payload
+            self.retain = retain
+            self.delay = delay
+        }
+
+        /// Creates a will whose payload is `userInfo` as a JSON object.
+        public init(name: String, userInfo: [String: JSONValue], retain: Bool = false, delay: Duration = .zero) {
+            self.init(name: name, payload: JSONValue.encodeObject(userInfo), retain: retain, delay: delay)
+        }
+
+        /// The `WILL` frame for request `id`.
+        func frame(request id: UInt32) -> Frame {
+            let parts = delay.components
+            let milliseconds = max(0, parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000)
+            return .will(
+                Frame.Will(
+                    request: id,
+                    delayMilliseconds: UInt32(clamping: min(milliseconds, Int64(Limits.maxWillDelayMilliseconds))),
+                    name: name,
+                    payload: payload,
+                    retain: retain
+                )
+            )
         }
     }
 }

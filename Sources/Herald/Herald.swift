@@ -1,6 +1,7 @@
 import Foundation
 import HeraldPosix
-import HeraldWire
+public import HeraldWire
+import Synchronization
 
 /// A connection to the session's Herald daemon: NotificationCenter for a whole desktop session.
 ///
@@ -11,19 +12,31 @@ import HeraldWire
 /// }
 /// ```
 ///
-/// One `Herald` is one socket, read by one background thread. Every method may be called from any task. The
-/// connection ends with ``close()``, when the daemon goes away, or when the last reference to this object (or to a
-/// stream made from it) is released; ``disconnectReason`` then says why.
+/// One `Herald` is one socket at a time, read by one background thread. Every method may be called from any task.
+/// When the daemon goes away, the Herald reconnects by itself (``Options/reconnects``) and re-subscribes every live
+/// subscription, telling each stream with a `herald.reconnected` notice. It ends with ``close()``, or when the last
+/// reference to this object (or to a stream made from it) is released.
 public final class Herald: Sendable {
-    let connection: Connection
+    private let current: Mutex<Connection>
+    /// The task reconnecting after a loss, if one is running; cancelled by `close()` and on release.
+    private let supervisor = Mutex<Task<Void, Never>?>(nil)
+    private let closed = Atomic<Bool>(false)
+    private let path: String
+    private let options: Options
 
-    private init(connection: Connection) {
-        self.connection = connection
+    /// The connection in use now.
+    var connection: Connection { current.withLock { $0 } }
+
+    private init(connection: Connection, path: String, options: Options) {
+        self.current = Mutex(connection)
+        self.path = path
+        self.options = options
     }
 
     deinit {
+        supervisor.withLock { $0?.cancel() }
         // Nothing can use the connection any more: shutting the socket down ends the reader thread.
-        connection.fail(HeraldError(.disconnected, "the Herald was released"))
+        current.withLock { $0 }.fail(HeraldError(.disconnected, "the Herald was released"), local: true)
     }
 
     /// Connects to the session's daemon and completes the `HELLO`/`WELCOME` handshake.
@@ -41,7 +54,96 @@ public final class Herald: Sendable {
         options: Options = Options()
     ) async throws(HeraldError) -> Herald {
         let path = SocketPath.resolve(explicit: socketPath)
-        return Herald(connection: try Connection.open(socketPath: path, options: options))
+        let connection = try Connection.open(socketPath: path, options: options)
+        let herald = Herald(connection: connection, path: path, options: options)
+        do {
+            try await herald.prepare(connection)
+        } catch {
+            connection.fail(error, local: true)
+            throw error
+        }
+        return herald
+    }
+
+    /// Registers the will and, with ``Options/reconnects``, the hand-over of subscriptions on loss.
+    private func prepare(_ connection: Connection) async throws(HeraldError) {
+        if let will = options.will {
+            try Self.validate(will.name)
+            _ = try await connection.request(.acknowledgement, "WILL") { id in will.frame(request: id) }
+        }
+        guard options.reconnects else { return }
+        connection.lostHandler.withLock { handler in
+            handler = { [weak self] subscriptions in
+                guard let self else {
+                    for subscription in subscriptions { subscription.continuation.finish() }
+                    return
+                }
+                self.connectionLost(subscriptions)
+            }
+        }
+    }
+
+    /// Starts reconnecting, carrying `subscriptions` over.
+    private func connectionLost(_ subscriptions: [Subscription]) {
+        guard !closed.load(ordering: .acquiring) else {
+            for subscription in subscriptions { subscription.continuation.finish() }
+            return
+        }
+        options.logger?.info("lost the connection to heraldd; reconnecting")
+        // The task holds the Herald only while an attempt runs, never while it sleeps: a Herald nobody uses any
+        // more is released, and the task ends with it.
+        let task = Task { [weak self] in
+            var delay = Duration.milliseconds(50)
+            while !Task.isCancelled {
+                let connected: Bool
+                do {
+                    guard let herald = self, !herald.closed.load(ordering: .acquiring) else { break }
+                    connected = await herald.attemptReconnection(carrying: subscriptions, retryingIn: delay)
+                }
+                if connected { return }
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    break
+                }
+                delay = min(delay * 2, .seconds(2))
+            }
+            for subscription in subscriptions { subscription.continuation.finish() }
+        }
+        supervisor.withLock { $0 = task }
+    }
+
+    /// Connects once more and, if that works, moves every subscription over, each announced by a
+    /// `herald.reconnected` notice ahead of its retained values.
+    ///
+    /// - Returns: whether it connected.
+    private func attemptReconnection(carrying lost: [Subscription], retryingIn delay: Duration) async -> Bool {
+        let connection: Connection
+        do throws(HeraldError) {
+            connection = try Connection.open(socketPath: path, options: options)
+            current.withLock { $0 = connection }
+            try await prepare(connection)
+        } catch {
+            options.logger?.debug("reconnecting to heraldd failed: \(error); next attempt in \(delay)")
+            return false
+        }
+        options.logger?.info("reconnected to heraldd on \(path)")
+        // Register concurrently: each waits for its own ACK. If the new connection is lost meanwhile, its lost
+        // handler carries every subscription it holds into the next attempt.
+        await withTaskGroup(of: Void.self) { group in
+            for var subscription in lost {
+                subscription.announceReconnection(connection.noticeSender)
+                group.addTask {
+                    do throws(HeraldError) {
+                        try await connection.register(subscription)
+                    } catch {
+                        // Refused on a live connection: nothing will feed this stream again.
+                        if connection.closedReason == nil { subscription.continuation.finish() }
+                    }
+                }
+            }
+        }
+        return true
     }
 
     /// The path of the daemon's socket.
@@ -60,8 +162,11 @@ public final class Herald: Sendable {
     public var serverName: String { connection.welcome.server }
 
     /// Why the connection ended: the daemon went away or sent an `ERROR`, or this process closed it; nil while it
-    /// is open.
+    /// is open. While reconnecting it says why the last connection ended.
     public var disconnectReason: HeraldError? { connection.closedReason }
+
+    /// Whether the Herald is connected to the daemon now.
+    public var isConnected: Bool { connection.closedReason == nil }
 
     // MARK: Posting
 
@@ -156,9 +261,13 @@ public final class Herald: Sendable {
     /// - Returns: the notifications. Cancelling the consuming task, or dropping the sequence, unsubscribes.
     /// - Throws: ``HeraldError/Code/invalidPattern`` before anything is sent; ``HeraldError/Code/timedOut``,
     ///   ``HeraldError/Code/cancelled`` (nothing stays subscribed), or why the connection ended.
+    ///   - overflow: what the daemon does when this connection cannot keep up: drop the oldest (the default),
+    ///     keep the newest per name (`.coalesce`), or disconnect. The connection uses the strictest policy of its
+    ///     subscriptions.
     public func notifications(
         matching pattern: String,
-        bufferingPolicy: BufferingPolicy = .default
+        bufferingPolicy: BufferingPolicy = .default,
+        overflow: OverflowPolicy = .dropOldest
     ) async throws(HeraldError) -> HeraldNotifications {
         let parsed: Pattern
         do {
@@ -166,8 +275,25 @@ public final class Herald: Sendable {
         } catch {
             throw HeraldError(.invalidPattern, error.reason)
         }
-        let stream = try await connection.subscribe(parsed, policy: bufferingPolicy)
+        let stream = try await connection.subscribe(parsed, policy: bufferingPolicy, overflow: overflow)
         return HeraldNotifications(stream: stream, owner: self)
+    }
+
+    /// Monitors every post of the session, read-only (`MONITOR`): only the daemon's own user may, not even root.
+    ///
+    /// After this the connection may not post; use a separate ``Herald`` to post.
+    /// - Throws: ``HeraldError/Code/daemonError`` with the daemon's `PERMISSION_DENIED` for another user (the
+    ///   connection ends), ``HeraldError/Code/timedOut``, or why the connection ended.
+    public func monitor(bufferingPolicy: BufferingPolicy = .default) async throws(HeraldError) -> HeraldNotifications {
+        let stream = try await connection.subscribe(try! Pattern("**"), policy: bufferingPolicy, monitor: true)
+        return HeraldNotifications(stream: stream, owner: self)
+    }
+
+    /// The names the daemon knows: those with a retained value or an exact subscription, sorted (`NAMES`).
+    public func names() async throws(HeraldError) -> [String] {
+        let reply = try await connection.request(.names, "NAMES") { id in .names(Frame.Names(request: id)) }
+        guard case .names(let names) = reply else { preconditionFailure("NAMES answered with \(reply)") }
+        return names
     }
 
     /// Subscribes to typed messages posted to `Message.name`; see ``notifications(matching:bufferingPolicy:)``.
@@ -211,6 +337,10 @@ public final class Herald: Sendable {
     ///
     /// Idempotent. After it returns, ``disconnectReason`` is set and every operation throws it.
     public func close() async {
+        closed.store(true, ordering: .releasing)
+        let task = supervisor.withLock { $0 }
+        task?.cancel()
+        await task?.value
         await connection.close()
     }
 
@@ -232,7 +362,7 @@ public final class Herald: Sendable {
         }
     }
 
-    private static func validate(_ name: String) throws(HeraldError) {
+    static func validate(_ name: String) throws(HeraldError) {
         do {
             try Name.validate(name)
         } catch {

@@ -29,10 +29,16 @@ public struct HeraldNotification: Sendable, Hashable {
         /// `lastSequence`: the daemon dropped them because this connection read too slowly, or the stream's buffer
         /// was full because its consumer was too slow.
         case dropped(count: UInt64, firstSequence: UInt64, lastSequence: UInt64)
+        /// The connection to heraldd was lost and made again: posts made while it was down were missed. The
+        /// subscription is live again, and its retained values follow.
+        case reconnected
     }
 
     /// The name of the notice the library puts in a stream when notifications were lost (Protocols/names.md).
     public static let droppedNoticeName = "herald.dropped"
+
+    /// The name of the notice put in every stream after a reconnection (Protocols/names.md).
+    public static let reconnectedNoticeName = "herald.reconnected"
 
     /// The name posted to; ``droppedNoticeName`` for a drop notice.
     public let name: String
@@ -106,6 +112,21 @@ public struct HeraldNotification: Sendable, Hashable {
 }
 
 /// Notifications lost from one stream and not yet reported: how many, and the lowest and highest sequence numbers.
+extension HeraldNotification {
+    /// The notice that a subscription was re-established after the daemon connection was lost.
+    static func reconnectedNotice(timeNanoseconds: UInt64, sender: Sender) -> HeraldNotification {
+        HeraldNotification(
+            name: reconnectedNoticeName,
+            payload: JSONValue.encodeObject([:]),
+            sequence: 0,
+            timeNanoseconds: timeNanoseconds,
+            sender: sender,
+            isRetained: false,
+            notice: .reconnected
+        )
+    }
+}
+
 struct DropRange: Hashable, Sendable {
     var count: UInt64
     var firstSequence: UInt64

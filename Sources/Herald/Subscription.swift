@@ -6,6 +6,10 @@ struct Subscription: Sendable {
     let pattern: Pattern
     let continuation: AsyncStream<HeraldNotification>.Continuation
     let policy: BufferingPolicy
+    /// What the daemon does when this connection cannot keep up.
+    var overflow: OverflowPolicy = .dropOldest
+    /// A `MONITOR` rather than a `SUBSCRIBE`.
+    var isMonitor = false
     /// Whether the daemon's `ACK` has been read. Live posts are routed only to live subscriptions: a post that
     /// arrives before the `ACK` was processed by the daemon before the subscription existed, and delivering it would
     /// be a duplicate of nothing the subscriber asked for (wire.md, "Local matching").
@@ -30,6 +34,14 @@ struct Subscription: Sendable {
             }
         }
         if case .dropped(let lost) = continuation.yield(notification) {
+            record(lost: lost)
+        }
+    }
+
+    /// Puts the reconnection notice in the stream, ahead of the retained values the new subscription replays.
+    mutating func announceReconnection(_ noticeSender: NoticeSender) {
+        reportDrops(noticeSender)
+        if case .dropped(let lost) = continuation.yield(noticeSender.reconnectedNotice()) {
             record(lost: lost)
         }
     }
@@ -86,6 +98,11 @@ struct Subscription: Sendable {
 /// Makes drop notices: they carry the daemon's pid and this process's uid and gid as their sender.
 struct NoticeSender: Sendable {
     let sender: HeraldNotification.Sender
+
+    /// A reconnection notice, stamped with the time it is put in the stream.
+    func reconnectedNotice() -> HeraldNotification {
+        HeraldNotification.reconnectedNotice(timeNanoseconds: SystemClock.realtimeNanoseconds(), sender: sender)
+    }
 
     /// A notice for `drops`, stamped with the time it is put in the stream.
     func notice(for drops: DropRange) -> HeraldNotification {

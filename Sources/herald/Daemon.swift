@@ -17,15 +17,20 @@ enum Daemon {
     ///   - socket: The `--socket` value, or `nil` to resolve the path from the environment.
     ///   - body: The work to do on the connection.
     /// - Throws: `CommandFailure` for a daemon that can't be reached (exit 69), or whatever `body` throws.
+    ///   - reconnects: Whether the connection comes back by itself after heraldd restarts (`observe --reconnect`);
+    ///     otherwise the daemon going away ends the command with 69.
+    ///   - will: A last will for heraldd to post if this process dies without closing the connection.
     static func withConnection<Result: Sendable>(
         socket: String?,
+        reconnects: Bool = false,
+        will: Herald.Will? = nil,
         _ body: (Herald) async throws(CommandFailure) -> Result
     ) async throws(CommandFailure) -> Result {
         let herald: Herald
         do throws(HeraldError) {
             herald = try await Herald.connect(
                 socketPath: socketPath(explicit: socket),
-                options: Herald.Options(clientName: clientName)
+                options: Herald.Options(clientName: clientName, reconnects: reconnects, will: will)
             )
         } catch {
             throw CommandFailure(error)

@@ -12,6 +12,8 @@ enum HeraldCommand {
         WaitCommand.self,
         GetCommand.self,
         StatusCommand.self,
+        MonitorCommand.self,
+        NamesCommand.self,
         DemoCommand.self,
     ]
 

@@ -39,6 +39,8 @@ final class NotificationPrinter: Sendable {
         var duplicatesToCome: [UInt64: Int] = [:]
         /// The most recent drop notices printed, to print each once however many streams carry it.
         var recentDrops: [Drop] = []
+        /// Reconnection notices still to come from the other streams for the reconnection just printed.
+        var reconnectionCopiesToCome = 0
     }
 
     /// How many recent drop notices to remember; copies of one notice arrive close together.
@@ -86,6 +88,15 @@ final class NotificationPrinter: Sendable {
                     state.recentDrops.removeFirst()
                 }
                 line = OutputFormat.droppedLine(count: count, firstSequence: first, lastSequence: last, style: style)
+            } else if case .reconnected = notification.notice {
+                // Every stream carries one; print the first of each reconnection.
+                if state.reconnectionCopiesToCome > 0 {
+                    state.reconnectionCopiesToCome -= 1
+                    return .continuing
+                }
+                state.reconnectionCopiesToCome = patterns.count - 1
+                state.duplicatesToCome = [:]
+                line = OutputFormat.reconnectedLine(style: style)
             } else {
                 guard includesRetained || !notification.isRetained else { return .continuing }
                 guard isFirstDelivery(of: notification, state: &state) else { return .continuing }

@@ -31,6 +31,14 @@ struct Observation: Sendable {
     var includesRetained: Bool
     /// The `--socket` value.
     var socket: String?
+    /// `--overflow`: what heraldd does when this process reads too slowly.
+    var overflow: OverflowPolicy = .dropOldest
+    /// `--reconnect`: survive a daemon restart, printing a reconnected notice.
+    var reconnects = false
+    /// `--will ...`: what heraldd posts if this process dies without closing its connection.
+    var will: Herald.Will?
+    /// `monitor`: every post, read-only, instead of subscriptions to `patterns`.
+    var monitors = false
 
     /// Runs the observation.
     ///
@@ -38,15 +46,20 @@ struct Observation: Sendable {
     /// - Throws: `CommandFailure` when the daemon can't be reached or refuses a subscription.
     func run() async throws(CommandFailure) -> (end: End, printed: Int) {
         let deadline = timeout.map { ContinuousClock.now + $0 }
-        return try await Daemon.withConnection(socket: socket) { herald throws(CommandFailure) in
+        return try await Daemon.withConnection(socket: socket, reconnects: reconnects, will: will) {
+            herald throws(CommandFailure) in
             var streams: [HeraldNotifications] = []
-            for pattern in patterns {
-                do throws(HeraldError) {
-                    // Returns once the daemon acknowledged: from here on no matching post is missed.
-                    streams.append(try await herald.notifications(matching: pattern.text))
-                } catch {
-                    throw CommandFailure(error)
+            do throws(HeraldError) {
+                if monitors {
+                    streams.append(try await herald.monitor())
+                } else {
+                    for pattern in patterns {
+                        // Returns once the daemon acknowledged: from here on no matching post is missed.
+                        streams.append(try await herald.notifications(matching: pattern.text, overflow: overflow))
+                    }
                 }
+            } catch {
+                throw CommandFailure(error)
             }
             if announcesReady {
                 Terminal.writeStderr("ready\n")

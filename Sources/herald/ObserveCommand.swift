@@ -1,8 +1,9 @@
+import Herald
 import HeraldArguments
 import HeraldWire
 
-/// `herald observe PATTERN... [--json] [--count N] [--timeout SECONDS] [--ready]`: prints notifications as they
-/// are posted.
+/// `herald observe PATTERN... [--json] [--count N] [--timeout SECONDS] [--ready] [--overflow POLICY]
+/// [--reconnect] [--will NAME ...]`: prints notifications as they are posted.
 struct ObserveCommand: Subcommand {
     static let spec = CommandSpec(
         name: "herald observe",
@@ -13,7 +14,15 @@ struct ObserveCommand: Subcommand {
             A post matching several patterns prints once. Lines are printed as they arrive, one per notification.
 
             Without --count, herald observes until interrupted (exit 130), until --timeout passes (exit 0), or \
-            until heraldd goes away (exit 69). With --count, --timeout passing before N notifications is exit 124.
+            until heraldd goes away (exit 69; with --reconnect it waits for heraldd to come back and prints a \
+            reconnected notice instead). With --count, --timeout passing before N notifications is exit 124.
+
+            When this process reads too slowly, heraldd drops the oldest notifications and says how many \
+            (--overflow drop-oldest), keeps the newest per name (coalesce), or disconnects it (disconnect, exit 69).
+
+            --will registers a last will: heraldd posts it if this process dies without closing its connection \
+            (killed, crashed), after --will-delay seconds. Interrupting herald closes the connection, and then \
+            the will is not posted.
             """,
         arguments: [
             PositionalSpec(
@@ -29,6 +38,22 @@ struct ObserveCommand: Subcommand {
                 help: "Stop after this many seconds (fractions allowed): exit 0, or 124 if --count was not reached."
             ),
             CommonOptions.ready,
+            OptionSpec(
+                long: "overflow",
+                valueName: "policy",
+                help: "What heraldd does when this process reads too slowly: drop-oldest, coalesce or disconnect.",
+                defaultDescription: "drop-oldest"
+            ),
+            OptionSpec(long: "reconnect", help: "When heraldd goes away, wait for it to come back and go on."),
+            OptionSpec(long: "will", valueName: "name", help: "A name for heraldd to post if this process dies."),
+            OptionSpec(long: "will-json", valueName: "json", help: "The will's payload, a JSON object (default {})."),
+            OptionSpec(long: "will-retain", help: "The will also sets the name's retained value."),
+            OptionSpec(
+                long: "will-delay",
+                valueName: "seconds",
+                help: "How long heraldd waits after the connection ends before posting the will.",
+                defaultDescription: "0"
+            ),
             CommonOptions.socket,
         ]
     )
@@ -56,7 +81,38 @@ struct ObserveCommand: Subcommand {
             includesRetained: true,
             socket: arguments.value("socket")
         )
+        switch try arguments.choice("overflow", of: ["drop-oldest", "coalesce", "disconnect"]) {
+        case "coalesce": observation.overflow = .coalesce
+        case "disconnect": observation.overflow = .disconnect
+        default: observation.overflow = .dropOldest
+        }
+        observation.reconnects = arguments.flag("reconnect")
+        observation.will = try Self.will(arguments)
         timeoutText = arguments.value("timeout")
+    }
+
+    /// The `--will` options as a will, or nil without `--will`.
+    ///
+    /// - Throws: `UsageError` for an invalid name, a payload that is not a JSON object, a delay out of range, or will
+    ///   options without `--will`.
+    static func will(_ arguments: ParsedArguments) throws(UsageError) -> Herald.Will? {
+        guard let name = arguments.value("will") else {
+            for option in ["will-json", "will-delay"] where arguments.value(option) != nil {
+                throw UsageError(message: "--\(option) needs --will <name>")
+            }
+            if arguments.flag("will-retain") { throw UsageError(message: "--will-retain needs --will <name>") }
+            return nil
+        }
+        try CommonOptions.validateName(name, postable: true)
+        var payload = JSONValue.encodeObject([:])
+        if let text = arguments.value("will-json") {
+            guard case .object(let object)? = JSONValue.decode(Array(text.utf8)) else {
+                throw UsageError(message: "The value '\(text)' is invalid for '--will-json <json>': not a JSON object")
+            }
+            payload = JSONValue.encodeObject(object)
+        }
+        let delay = try arguments.double("will-delay", range: 0...3600) ?? 0
+        return Herald.Will(name: name, payload: payload, retain: arguments.flag("will-retain"), delay: .seconds(delay))
     }
 
     func run() async throws(CommandFailure) {

@@ -75,6 +75,18 @@ enum OutputFormat {
         }
     }
 
+    /// The line printed when the connection to heraldd was lost and made again (`observe --reconnect`): posts made
+    /// meanwhile were missed.
+    ///
+    /// Human: `-- reconnected to heraldd; posts made while it was away were missed --`. JSON:
+    /// `{"notice":"reconnected"}`.
+    static func reconnectedLine(style: OutputStyle) -> String {
+        switch style {
+        case .human: "-- reconnected to heraldd; posts made while it was away were missed --\n"
+        case .json: object([("notice", quoted("reconnected"))]) + "\n"
+        }
+    }
+
     /// The time as ISO 8601 in UTC with milliseconds, e.g. `2026-11-23T10:15:30.123Z`.
     ///
     /// Computed from the daemon's nanosecond count with integer arithmetic (the proleptic Gregorian calendar, as

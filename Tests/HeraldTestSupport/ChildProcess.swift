@@ -13,7 +13,10 @@ public final class ChildProcess: Sendable {
     private struct State {
         var stdout = Output()
         var stderr = Output()
+        /// The exit status, reported once both outputs have reached end of file too, so no output is missed.
         var exitStatus: Int32?
+        var terminationStatus: Int32?
+        var finishedOutputs = 0
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter: UInt64 = 0
         /// Counts changes (output or exit), so a waiter registering late sees it missed one.
@@ -55,27 +58,34 @@ public final class ChildProcess: Sendable {
         self.process = process
         self.commandLine = ([executable] + arguments).joined(separator: " ")
         let state = self.box
-        out.fileHandleForReading.readabilityHandler = { handle in
-            ChildProcess.collect(handle.availableData, into: \State.stdout, state: state)
-        }
-        err.fileHandleForReading.readabilityHandler = { handle in
-            ChildProcess.collect(handle.availableData, into: \State.stderr, state: state)
+        // Plain threads blocking in read(2) until end of file: no dispatch sources to tear down while another
+        // thread reads the same pipe, which raced inside libdispatch.
+        for (pipe, path) in [(out, \State.stdout), (err, \State.stderr)] {
+            let handle = pipe.fileHandleForReading
+            let thread = Thread {
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    ChildProcess.collect(data, into: path, state: state)
+                }
+                ChildProcess.finishOutput(path, state: state)
+            }
+            thread.start()
         }
         process.terminationHandler = { process in
-            // Let the pipes drain before reporting the exit, so output written just before exiting is seen.
-            out.fileHandleForReading.readabilityHandler = nil
-            err.fileHandleForReading.readabilityHandler = nil
-            ChildProcess.collect(out.fileHandleForReading.readDataToEndOfFile(), into: \State.stdout, state: state)
-            ChildProcess.collect(err.fileHandleForReading.readDataToEndOfFile(), into: \State.stderr, state: state)
             let waiters = state.mutex.withLock { state in
-                state.exitStatus = process.terminationStatus
-                state.version += 1
-                ChildProcess.flushPartial(&state.stdout)
-                ChildProcess.flushPartial(&state.stderr)
-                defer { state.waiters = [:] }
-                return Array(state.waiters.values)
+                state.terminationStatus = process.terminationStatus
+                return ChildProcess.settleIfDone(&state)
             }
             for waiter in waiters { waiter.resume() }
+            // A grandchild that inherited stdout keeps the pipe open past the exit: report the exit anyway soon.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
+                let waiters = state.mutex.withLock { state in
+                    if state.exitStatus == nil { state.finishedOutputs = 2 }
+                    return ChildProcess.settleIfDone(&state)
+                }
+                for waiter in waiters { waiter.resume() }
+            }
         }
         try process.run()
         self.pid = process.processIdentifier
@@ -98,6 +108,27 @@ public final class ChildProcess: Sendable {
             return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// An output reached end of file.
+    private static func finishOutput(_ path: WritableKeyPath<State, Output>, state box: Box) {
+        let waiters = box.mutex.withLock { state in
+            ChildProcess.flushPartial(&state[keyPath: path])
+            state.finishedOutputs += 1
+            state.version += 1
+            return ChildProcess.settleIfDone(&state)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Reports the exit once the process has exited and both outputs are drained; returns the waiters to resume.
+    private static func settleIfDone(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        if state.exitStatus == nil, state.finishedOutputs == 2, let status = state.terminationStatus {
+            state.exitStatus = status
+            state.version += 1
+        }
+        defer { state.waiters = [:] }
+        return Array(state.waiters.values)
     }
 
     private static func flushPartial(_ output: inout Output) {

@@ -14,8 +14,31 @@ func withDaemon(
 }
 
 /// Connects a client to `daemon`.
-func connect(_ daemon: TestDaemon, name: String = "herald-tests") async throws -> Herald {
-    try await Herald.connect(socketPath: daemon.socketPath, options: Herald.Options(clientName: name))
+func connect(_ daemon: TestDaemon, name: String = "herald-tests", reconnects: Bool = true) async throws -> Herald {
+    try await Herald.connect(
+        socketPath: daemon.socketPath,
+        options: Herald.Options(clientName: name, reconnects: reconnects)
+    )
+}
+
+/// Whether `notifications` ends (its iterator returns nil) within `timeout`, as opposed to yielding or hanging.
+func ends(_ notifications: HeraldNotifications, within timeout: Duration = .seconds(10)) async -> Bool {
+    await withTaskGroup(of: Bool?.self) { group in
+        group.addTask {
+            var iterator = notifications.makeAsyncIterator()
+            while let notification = await iterator.next() {
+                if notification.notice == nil { return false }
+            }
+            return !Task.isCancelled
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first ?? false
+    }
 }
 
 /// Takes up to `count` notifications from `notifications`, giving up after `timeout`.

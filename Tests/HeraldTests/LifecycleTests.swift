@@ -92,7 +92,7 @@ import Testing
 
             await herald.close()
             await herald.close()
-            #expect(await collect(1, from: notifications).isEmpty)
+            #expect(await ends(notifications))
             #expect(herald.disconnectReason?.code == .disconnected)
             let error = await heraldError { try await herald.post("after.close") }
             #expect(error?.code == .disconnected)
@@ -122,15 +122,15 @@ import Testing
         }
     }
 
-    @Test func daemonStoppingEndsStreamsAndSetsTheReason() async throws {
+    @Test func daemonStoppingEndsStreamsAndSetsTheReasonWhenNotReconnecting() async throws {
         let daemon = try await TestDaemon.start()
-        let herald = try await connect(daemon)
+        let herald = try await connect(daemon, reconnects: false)
         let notifications = try await herald.notifications(matching: "**")
         #expect(herald.disconnectReason == nil)
 
         try await daemon.stop(signal: SIGTERM)
         // The stream ends (nil) rather than hanging.
-        #expect(await collect(1, from: notifications).isEmpty)
+        #expect(await ends(notifications))
         let reason = try #require(herald.disconnectReason)
         #expect(reason.code == .disconnected)
         #expect(await heraldError { try await herald.post("too.late") }?.code == .disconnected)
