@@ -28,8 +28,8 @@ int main(int argc, char **argv) {
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", argv[1]);
     int n = atoi(argv[2]), hello = atoi(argv[3]);
     int *fds = calloc((size_t)n, sizeof *fds);
-    /* HELLO: length 13, type 0x01, flags 0, versions 1..1, client "bench". */
-    static const unsigned char frame[] = {13, 0, 0, 0, 0x01, 0, 1, 0, 1, 0, 5, 'b', 'e', 'n', 'c', 'h'};
+    /* HELLO: length 12 (type, flags, two u16 versions 1..1, str8 "bench"), as wire.md lays it out. */
+    static const unsigned char frame[] = {12, 0, 0, 0, 0x01, 0, 1, 0, 1, 0, 5, 'b', 'e', 'n', 'c', 'h'};
     for (int i = 0; i < n; i++) {
         if ((fds[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) die("socket", i);
         if (connect(fds[i], (struct sockaddr *)&sa, sizeof sa) < 0) die("connect", i);
