@@ -97,13 +97,13 @@ final class DemoProcess: Sendable {
     ) async throws(DemoFailure) -> String {
         let deadline = ContinuousClock.now + timeout
         while true {
+            try DemoInterruption.check()
             let found = box.mutex.withLock { state in
                 (stream == .stdout ? state.stdout : state.stderr).first { $0.contains(text) }
             }
             if let found {
                 return found
             }
-            try DemoInterruption.check()
             if !process.isRunning {
                 throw DemoFailure("\(name) exited (status \(process.terminationStatus)) before saying '\(text)'")
             }

@@ -92,6 +92,7 @@ final class DemoRun: Sendable {
         guard await bob.waitForExit(timeout: .seconds(10)) == 0 else {
             throw DemoFailure("bob's client did not exit 0 after /quit")
         }
+        try DemoInterruption.check()
         return bob.stdoutLines.filter { !$0.hasPrefix("-- ") }
     }
 
@@ -102,6 +103,7 @@ final class DemoRun: Sendable {
 
     /// Runs this herald's `post` as a separate process, as a desktop hook would.
     private func post(_ socket: String, _ arguments: [String]) async throws(DemoFailure) {
+        try DemoInterruption.check()
         let process = try start("herald post", "herald", ["post", "--socket", socket] + arguments)
         guard await process.waitForExit(timeout: .seconds(10)) == 0 else {
             throw DemoFailure("herald post \(arguments.joined(separator: " ")) failed: \(process.stderrLines)")

@@ -13,7 +13,8 @@ final class ChatServerProcess: Sendable {
             ["--port", "\(port)", "--log-level", "info"] + arguments
         )
         let line = try await process.waitForStderrLine(containing: "listening on http://127.0.0.1:")
-        let digits = line.split(separator: ":").dropFirst(3).first?.prefix { $0.isNumber } ?? ""
+        let after = line.components(separatedBy: "http://127.0.0.1:").last ?? ""
+        let digits = after.prefix { $0.isNumber }
         guard let port = UInt16(digits) else {
             throw ChatTestError(description: "no port in '\(line)'")
         }
