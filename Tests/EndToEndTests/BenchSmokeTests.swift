@@ -1,0 +1,39 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// `herald-bench` runs a tiny workload against a real heraldd and reports it in the harness's JSON shape. It checks
+/// that the tool works and accounts exactly, not how fast anything is: speed is measured by Benchmarks/compare.sh.
+@Suite struct BenchSmokeTests {
+    @Test func fanOutRunDeliversEveryMessageToEverySubscriberAndSaysOK() async throws {
+        let daemon = try await TestDaemon.start()
+        let result = try await run(
+            "herald-bench",
+            ["--workload", "fanout-10", "--socket", daemon.socketPath, "--messages", "300", "--duration", "5"],
+            timeout: .seconds(60)
+        )
+
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let lines = result.stdoutLines
+        #expect(lines.count == 1)
+        let line = try #require(lines.first)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["peer"] as? String == "herald-bench")
+        #expect(object["workload"] as? String == "fanout-10")
+        #expect(object["messages_sent"] as? Int == 300)
+        #expect(object["expected"] as? Int == 3000)
+        #expect(object["delivered"] as? Int == 3000)
+        #expect(object["lost"] as? Int == 0)
+        #expect(object["misrouted"] as? Int == 0)
+        #expect(object["ok"] as? Bool == true)
+        #expect(((object["delivery_rate"] as? NSNumber)?.doubleValue ?? 0) > 0)
+        #expect(((object["broker_cpu_pct"] as? NSNumber)?.doubleValue ?? -1) >= 0)
+    }
+
+    @Test func missingModeIsAUsageError() async throws {
+        let result = try await run("herald-bench", [])
+
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("Error: Missing '--workload <name>', '--all' or '--micro <group>'"))
+    }
+}
