@@ -104,17 +104,19 @@ final class Connection: Sendable {
         policy: BufferingPolicy,
         overflow: OverflowPolicy = .dropOldest,
         monitor: Bool = false
-    ) async throws(HeraldError) -> NotificationStream {
+    ) async throws(HeraldError) -> (NotificationStream, ConsumptionCounter) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: HeraldNotification.self,
             bufferingPolicy: policy.streamPolicy
         )
+        let consumed = ConsumptionCounter()
         let subscription = Subscription(
             pattern: pattern,
             continuation: continuation,
             policy: policy,
             overflow: overflow,
-            isMonitor: monitor
+            isMonitor: monitor,
+            consumed: consumed
         )
         do {
             try await register(subscription)
@@ -122,7 +124,7 @@ final class Connection: Sendable {
             continuation.finish()
             throw error
         }
-        return stream
+        return (stream, consumed)
     }
 
     /// Registers `subscription` on this connection, a new one or one adopted from a lost connection, and waits

@@ -275,8 +275,8 @@ public final class Herald: Sendable {
         } catch {
             throw HeraldError(.invalidPattern, error.reason)
         }
-        let stream = try await connection.subscribe(parsed, policy: bufferingPolicy, overflow: overflow)
-        return HeraldNotifications(stream: stream, owner: self)
+        let (stream, consumed) = try await connection.subscribe(parsed, policy: bufferingPolicy, overflow: overflow)
+        return HeraldNotifications(stream: stream, consumed: consumed, owner: self)
     }
 
     /// Monitors every post of the session, read-only (`MONITOR`): only the daemon's own user may, not even root.
@@ -285,8 +285,12 @@ public final class Herald: Sendable {
     /// - Throws: ``HeraldError/Code/daemonError`` with the daemon's `PERMISSION_DENIED` for another user (the
     ///   connection ends), ``HeraldError/Code/timedOut``, or why the connection ended.
     public func monitor(bufferingPolicy: BufferingPolicy = .default) async throws(HeraldError) -> HeraldNotifications {
-        let stream = try await connection.subscribe(try! Pattern("**"), policy: bufferingPolicy, monitor: true)
-        return HeraldNotifications(stream: stream, owner: self)
+        let (stream, consumed) = try await connection.subscribe(
+            try! Pattern("**"),
+            policy: bufferingPolicy,
+            monitor: true
+        )
+        return HeraldNotifications(stream: stream, consumed: consumed, owner: self)
     }
 
     /// The names the daemon knows: those with a retained value or an exact subscription, sorted (`NAMES`).

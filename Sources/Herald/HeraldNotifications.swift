@@ -16,6 +16,8 @@ public struct HeraldNotifications: AsyncSequence, Sendable {
     public typealias Failure = Never
 
     let stream: AsyncStream<HeraldNotification>
+    /// Counts what the consumer takes, so the reader knows how full the buffer is.
+    let consumed: ConsumptionCounter
     /// Holds the connection open while anyone can still read from it.
     let owner: Herald
 
@@ -27,21 +29,26 @@ public struct HeraldNotifications: AsyncSequence, Sendable {
         public typealias Failure = Never
 
         var base: AsyncStream<HeraldNotification>.Iterator
+        let consumed: ConsumptionCounter
         let owner: Herald
 
         /// The next notification, or nil when the connection has ended or the task was cancelled.
         public mutating func next() async -> HeraldNotification? {
-            await base.next()
+            let next = await base.next()
+            if next != nil { consumed.taken.add(1, ordering: .relaxed) }
+            return next
         }
 
         /// The next notification, or nil when the connection has ended or the task was cancelled.
         public mutating func next(isolation actor: isolated (any Actor)?) async -> HeraldNotification? {
-            await base.next(isolation: actor)
+            let next = await base.next(isolation: actor)
+            if next != nil { consumed.taken.add(1, ordering: .relaxed) }
+            return next
         }
     }
 
     /// Makes the iterator; make only one.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator(), owner: owner)
+        AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, owner: owner)
     }
 }

@@ -1,5 +1,12 @@
 import HeraldPosix
 import HeraldWire
+import Synchronization
+
+/// How many notifications a stream's consumer has taken, counted by its iterator, so the reader knows how full the
+/// stream's buffer is: `AsyncStream` does not say.
+final class ConsumptionCounter: Sendable {
+    let taken = Atomic<Int>(0)
+}
 
 /// One subscription of a connection, as the reader routes to it: its pattern, its stream, and its loss accounting.
 struct Subscription: Sendable {
@@ -10,6 +17,13 @@ struct Subscription: Sendable {
     var overflow: OverflowPolicy = .dropOldest
     /// A `MONITOR` rather than a `SUBSCRIBE`.
     var isMonitor = false
+    /// What the consumer has taken; with `enqueued`, how full the buffer is.
+    var consumed = ConsumptionCounter()
+    /// Notifications and notices the stream accepted.
+    var enqueued = 0
+    /// Set when a `bufferingOldest` buffer overflowed: notifications are counted as lost, not offered, until the
+    /// consumer has drained it to half, so one notice covers the whole episode instead of one per free slot.
+    var overflowing = false
     /// Whether the daemon's `ACK` has been read. Live posts are routed only to live subscriptions: a post that
     /// arrives before the `ACK` was processed by the daemon before the subscription existed, and delivering it would
     /// be a duplicate of nothing the subscriber asked for (wire.md, "Local matching").
@@ -25,24 +39,42 @@ struct Subscription: Sendable {
     /// ``reportDrops(_:)`` after each batch: a notice before each notification would itself evict one, and a full
     /// buffer would end up holding nothing but notices.
     mutating func deliver(_ notification: HeraldNotification, noticeSender: NoticeSender) {
-        if unreported != nil, case .bufferingOldest = policy {
-            reportDrops(noticeSender)
+        if case .bufferingOldest(let capacity) = policy {
+            if overflowing {
+                guard enqueued - consumed.taken.load(ordering: .relaxed) <= max(1, capacity) / 2 else {
+                    record(lost: notification)
+                    return
+                }
+                overflowing = false
+            }
             if unreported != nil {
-                // The notice did not fit, so neither does this: count it with the gap it belongs to.
-                record(lost: notification)
-                return
+                reportDrops(noticeSender)
+                if unreported != nil {
+                    // The notice did not fit, so neither does this: count it with the gap it belongs to.
+                    overflowing = true
+                    record(lost: notification)
+                    return
+                }
             }
         }
-        if case .dropped(let lost) = continuation.yield(notification) {
+        switch continuation.yield(notification) {
+        case .enqueued:
+            enqueued += 1
+        case .dropped(let lost):
+            if case .bufferingOldest = policy { overflowing = true } else { enqueued += 1 }
             record(lost: lost)
+        default:
+            break
         }
     }
 
     /// Puts the reconnection notice in the stream, ahead of the retained values the new subscription replays.
     mutating func announceReconnection(_ noticeSender: NoticeSender) {
         reportDrops(noticeSender)
-        if case .dropped(let lost) = continuation.yield(noticeSender.reconnectedNotice()) {
-            record(lost: lost)
+        switch continuation.yield(noticeSender.reconnectedNotice()) {
+        case .enqueued: enqueued += 1
+        case .dropped(let lost): record(lost: lost)
+        default: break
         }
     }
 
@@ -60,9 +92,18 @@ struct Subscription: Sendable {
     /// Puts a notice for the unreported losses in the stream, if there is room.
     mutating func reportDrops(_ noticeSender: NoticeSender) {
         guard let drops = unreported else { return }
+        if overflowing, case .bufferingOldest(let capacity) = policy,
+            enqueued - consumed.taken.load(ordering: .relaxed) > max(1, capacity) / 2
+        {
+            return
+        }
         let notice = noticeSender.notice(for: drops)
         switch continuation.yield(notice) {
-        case .enqueued, .terminated:
+        case .enqueued:
+            enqueued += 1
+            overflowing = false
+            unreported = nil
+        case .terminated:
             unreported = nil
         case .dropped(let lost):
             switch policy {

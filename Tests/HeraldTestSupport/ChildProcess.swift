@@ -11,8 +11,8 @@ public final class ChildProcess: Sendable {
     }
 
     private struct State {
-        var stdout = Output()
-        var stderr = Output()
+        let stdout = Output()
+        let stderr = Output()
         /// The exit status, reported once both outputs have reached end of file too, so no output is missed.
         var exitStatus: Int32?
         var terminationStatus: Int32?
@@ -23,7 +23,9 @@ public final class ChildProcess: Sendable {
         var version: UInt64 = 0
     }
 
-    private struct Output {
+    /// A class, so appending to it through the state's key path mutates in place instead of copying the arrays.
+    /// It is only touched under the mutex of the `State` that holds it, which is what makes it safe to share.
+    private final class Output: @unchecked Sendable {
         var lines: [String] = []
         var partial: [UInt8] = []
         var bytes: [UInt8] = []
@@ -91,19 +93,20 @@ public final class ChildProcess: Sendable {
         self.pid = process.processIdentifier
     }
 
-    private static func collect(_ data: Data, into path: WritableKeyPath<State, Output>, state box: Box) {
+    private static func collect(_ data: Data, into path: KeyPath<State, Output>, state box: Box) {
         guard !data.isEmpty else { return }
         let waiters = box.mutex.withLock { state in
-            state[keyPath: path].bytes.append(contentsOf: data)
-            state.version += 1
-            for byte in data {
-                if byte == UInt8(ascii: "\n") {
-                    state[keyPath: path].lines.append(String(decoding: state[keyPath: path].partial, as: UTF8.self))
-                    state[keyPath: path].partial.removeAll()
-                } else {
-                    state[keyPath: path].partial.append(byte)
-                }
+            let output = state[keyPath: path]
+            output.bytes.append(contentsOf: data)
+            var start = data.startIndex
+            while let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                output.partial.append(contentsOf: data[start..<newline])
+                output.lines.append(String(decoding: output.partial, as: UTF8.self))
+                output.partial.removeAll(keepingCapacity: true)
+                start = data.index(after: newline)
             }
+            output.partial.append(contentsOf: data[start...])
+            state.version += 1
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
@@ -111,9 +114,9 @@ public final class ChildProcess: Sendable {
     }
 
     /// An output reached end of file.
-    private static func finishOutput(_ path: WritableKeyPath<State, Output>, state box: Box) {
+    private static func finishOutput(_ path: KeyPath<State, Output>, state box: Box) {
         let waiters = box.mutex.withLock { state in
-            ChildProcess.flushPartial(&state[keyPath: path])
+            ChildProcess.flushPartial(state[keyPath: path])
             state.finishedOutputs += 1
             state.version += 1
             return ChildProcess.settleIfDone(&state)
@@ -131,7 +134,7 @@ public final class ChildProcess: Sendable {
         return Array(state.waiters.values)
     }
 
-    private static func flushPartial(_ output: inout Output) {
+    private static func flushPartial(_ output: Output) {
         if !output.partial.isEmpty {
             output.lines.append(String(decoding: output.partial, as: UTF8.self))
             output.partial.removeAll()
@@ -176,19 +179,40 @@ public final class ChildProcess: Sendable {
     /// Waits for a stdout line containing `text` and returns it.
     @discardableResult
     public func waitForStdoutLine(containing text: String, timeout: Duration = .seconds(20)) async throws -> String {
-        try await wait(for: "a stdout line containing \(text)", timeout: timeout) { out, _ in
-            out.contains { $0.contains(text) }
-        }
-        return stdoutLines.first { $0.contains(text) }!
+        try await waitForLine(containing: text, in: \State.stdout, named: "stdout", timeout: timeout)
     }
 
     /// Waits for a stderr line containing `text` and returns it.
     @discardableResult
     public func waitForStderrLine(containing text: String, timeout: Duration = .seconds(20)) async throws -> String {
-        try await wait(for: "a stderr line containing \(text)", timeout: timeout) { _, err in
-            err.contains { $0.contains(text) }
+        try await waitForLine(containing: text, in: \State.stderr, named: "stderr", timeout: timeout)
+    }
+
+    /// Scans only the lines that arrived since the last look, so waiting on a chatty process stays linear.
+    private func waitForLine(
+        containing text: String,
+        in path: any KeyPath<State, Output> & Sendable,
+        named stream: String,
+        timeout: Duration
+    ) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        var scanned = 0
+        while true {
+            let (found, exited, version, count) = box.mutex.withLock { state -> (String?, Bool, UInt64, Int) in
+                let lines = state[keyPath: path].lines
+                let hit = lines[scanned...].first { $0.contains(text) }
+                return (hit, state.exitStatus != nil, state.version, lines.count)
+            }
+            if let found { return found }
+            scanned = count
+            if exited || ContinuousClock.now >= deadline {
+                throw Timeout(
+                    description: "\(exited ? "exited before" : "timed out waiting for") a \(stream) line containing "
+                        + "\(text): \(commandLine)\nstdout: \(stdout.suffix(2000))\nstderr: \(stderr.suffix(2000))"
+                )
+            }
+            await nextChange(after: version, before: deadline)
         }
-        return stderrLines.first { $0.contains(text) }!
     }
 
     /// Waits for the process to exit and returns its status.

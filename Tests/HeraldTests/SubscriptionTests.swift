@@ -51,6 +51,8 @@ import Testing
         var iterator = stream.makeAsyncIterator()
         #expect(await iterator.next()?.sequence == 1)
         #expect(await iterator.next()?.sequence == 2)
+        // What HeraldNotifications' iterator counts for the reader.
+        subscription.consumed.taken.add(2, ordering: .relaxed)
         // Room again: the notice goes in first, then the post.
         subscription.deliver(post(6), noticeSender: noticeSender)
         #expect(subscription.unreported == nil)
@@ -85,10 +87,32 @@ import Testing
         #expect(subscription.unreported == DropRange(count: 5, firstSequence: 2, lastSequence: 6))
         var iterator = stream.makeAsyncIterator()
         #expect(await iterator.next()?.sequence == 1)
+        subscription.consumed.taken.add(1, ordering: .relaxed)
         subscription.reportDrops(noticeSender)
         subscription.continuation.finish()
         #expect(await iterator.next()?.notice == .dropped(count: 5, firstSequence: 2, lastSequence: 6))
         #expect(await iterator.next() == nil)
+    }
+
+    @Test func anOverflowEpisodeGetsOneNoticeNotOnePerFreeSlot() async throws {
+        var (subscription, stream) = try makeSubscription(.bufferingOldest(4))
+        var iterator = stream.makeAsyncIterator()
+        for sequence: UInt64 in 1...10 {
+            subscription.deliver(post(sequence), noticeSender: noticeSender)
+        }
+        // The consumer takes one at a time while posts keep coming: no notice until it has drained to half.
+        var taken: [String] = []
+        for sequence: UInt64 in 11...12 {
+            if let next = await iterator.next() { taken.append(next.name) }
+            subscription.consumed.taken.add(1, ordering: .relaxed)
+            subscription.deliver(post(sequence), noticeSender: noticeSender)
+        }
+        #expect(taken == ["n.1", "n.2"])
+        // Drained to half when 12 came: one notice for 5 to 11, then 12, and the buffer is full again.
+        #expect(subscription.unreported == nil)
+        subscription.deliver(post(13), noticeSender: noticeSender)
+        #expect(subscription.unreported == DropRange(count: 1, firstSequence: 13, lastSequence: 13))
+        #expect(await drain(subscription, stream) == ["n.3", "n.4", "dropped 7 5-11", "n.12"])
     }
 
     @Test func bufferingNewestCountsEveryEvictionIncludingNotices() async throws {

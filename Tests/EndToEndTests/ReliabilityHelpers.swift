@@ -1,0 +1,53 @@
+import Foundation
+import HeraldPosix
+import HeraldTestSupport
+import HeraldWire
+
+/// What the reliability tests read about a live daemon process from /proc.
+enum DaemonProbe {
+    /// Resident memory in bytes (VmRSS).
+    static func residentBytes(of pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        else { throw TestFailure("no VmRSS for pid \(pid)") }
+        return kilobytes * 1024
+    }
+
+    /// Open descriptors.
+    static func descriptorCount(of pid: Int32) throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+    }
+
+    /// CPU time used so far (user + system), in seconds.
+    static func cpuSeconds(of pid: Int32) throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // Fields after the command name, which is in parentheses and may hold spaces.
+        let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
+        let ticks = Double(fields[11])! + Double(fields[12])!
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
+
+extension WireClient {
+    /// Sends `count` posts to `name` without asking for ACKs, encoded into large writes, then a PING, and waits for
+    /// its ACK: every post has been processed when this returns.
+    func blast(_ count: Int, to name: String, payloadSize: Int = 16) throws {
+        var chunk: [UInt8] = []
+        chunk.reserveCapacity(1 << 16)
+        let frame = Frame.post(.init(name: name, payload: [UInt8](repeating: 0x61, count: payloadSize))).encoded()
+        for _ in 0..<count {
+            chunk += frame
+            if chunk.count > 60_000 {
+                try sendBytes(chunk)
+                chunk.removeAll(keepingCapacity: true)
+            }
+        }
+        try sendBytes(chunk)
+        try send(.ping(.init(request: 4242)))
+        while let frame = try receive() {
+            if case .ack(let ack) = frame, ack.request == 4242 { return }
+        }
+        throw TestFailure("the daemon closed the publisher's connection")
+    }
+}
