@@ -156,6 +156,10 @@ final class Connection: Sendable {
         subscription.continuation.onTermination = { [weak self] _ in
             self?.unsubscribe(id)
         }
+        // The consumer, once it has drained an overflowed buffer to half, has the episode's notice put in.
+        subscription.consumed.onDrained.withLock { handler in
+            handler = { [weak self] in self?.consumerDrained(id) }
+        }
         let frame: Frame =
             subscription.isMonitor
             ? .monitor(Frame.Monitor(request: id))
@@ -180,6 +184,15 @@ final class Connection: Sendable {
             // subscription nobody reads.
             unsubscribe(id)
             throw error
+        }
+    }
+
+    /// Puts the pending drop notice of subscription `id` in its stream, now that its consumer has made room.
+    func consumerDrained(_ id: UInt32) {
+        let noticeSender = self.noticeSender
+        state.withLock { state in
+            guard state.subscriptions[id] != nil else { return }
+            state.subscriptions[id]!.reportDrops(noticeSender)
         }
     }
 

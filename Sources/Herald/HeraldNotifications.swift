@@ -35,14 +35,14 @@ public struct HeraldNotifications: AsyncSequence, Sendable {
         /// The next notification, or nil when the connection has ended or the task was cancelled.
         public mutating func next() async -> HeraldNotification? {
             let next = await base.next()
-            if next != nil { consumed.taken.add(1, ordering: .relaxed) }
+            if next != nil { consumed.took() }
             return next
         }
 
         /// The next notification, or nil when the connection has ended or the task was cancelled.
         public mutating func next(isolation actor: isolated (any Actor)?) async -> HeraldNotification? {
             let next = await base.next(isolation: actor)
-            if next != nil { consumed.taken.add(1, ordering: .relaxed) }
+            if next != nil { consumed.took() }
             return next
         }
     }

@@ -6,6 +6,20 @@ import Synchronization
 /// stream's buffer is: `AsyncStream` does not say.
 final class ConsumptionCounter: Sendable {
     let taken = Atomic<Int>(0)
+    /// While an overflow episode is pending: the count at which the buffer is down to half, when the consumer must
+    /// tell the connection to put the episode's notice in (nothing else may arrive to do it). `Int.max` otherwise.
+    let drainedAt = Atomic<Int>(.max)
+    /// What the consumer calls when it reaches `drainedAt`; set by the connection that owns the subscription.
+    let onDrained = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Counts one notification taken by the consumer, and reports the end of an overflow episode.
+    func took() {
+        let count = taken.add(1, ordering: .relaxed).newValue
+        if count >= drainedAt.load(ordering: .acquiring) {
+            drainedAt.store(.max, ordering: .releasing)
+            onDrained.withLock { $0 }?()
+        }
+    }
 }
 
 /// One subscription of a connection, as the reader routes to it: its pattern, its stream, and its loss accounting.
@@ -51,7 +65,7 @@ struct Subscription: Sendable {
                 reportDrops(noticeSender)
                 if unreported != nil {
                     // The notice did not fit, so neither does this: count it with the gap it belongs to.
-                    overflowing = true
+                    beginOverflow()
                     record(lost: notification)
                     return
                 }
@@ -61,10 +75,18 @@ struct Subscription: Sendable {
         case .enqueued:
             enqueued += 1
         case .dropped(let lost):
-            if case .bufferingOldest = policy { overflowing = true } else { enqueued += 1 }
+            if case .bufferingOldest = policy { beginOverflow() } else { enqueued += 1 }
             record(lost: lost)
         default:
             break
+        }
+    }
+
+    /// Starts an overflow episode: from now until the consumer has drained the buffer to half, losses are counted.
+    private mutating func beginOverflow() {
+        overflowing = true
+        if case .bufferingOldest(let capacity) = policy {
+            consumed.drainedAt.store(enqueued - max(1, capacity) / 2, ordering: .releasing)
         }
     }
 
@@ -102,6 +124,7 @@ struct Subscription: Sendable {
         case .enqueued:
             enqueued += 1
             overflowing = false
+            consumed.drainedAt.store(.max, ordering: .releasing)
             unreported = nil
         case .terminated:
             unreported = nil

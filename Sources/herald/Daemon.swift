@@ -35,6 +35,8 @@ enum Daemon {
         } catch {
             throw CommandFailure(error)
         }
+        Interruption.track(herald)
+        defer { Interruption.track(nil) }
         do throws(CommandFailure) {
             let result = try await body(herald)
             await herald.close()

@@ -1,3 +1,7 @@
+import Dispatch
+import Herald
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -6,17 +10,38 @@ import Darwin
 
 /// How `herald` ends when it is interrupted.
 enum Interruption {
+    /// The connection a subcommand holds now, closed with a goodbye on interruption.
+    private static let active = Mutex<Herald?>(nil)
+    /// The signal sources; kept for the life of the process.
+    private nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []
+
     /// Makes SIGINT exit with status 130 and SIGTERM with 143 (128 + the signal, as a shell reports), printing
     /// nothing.
     ///
-    /// The handler calls `_exit`, which is async-signal-safe, rather than unwinding the running tasks: there is
-    /// nothing left to save. Output has already gone out with write(2) as it was produced, and the daemon treats a
-    /// closed socket as the client leaving, dropping its subscriptions.
+    /// Being interrupted is leaving on purpose, so the connection is closed with `BYE` first: the daemon then
+    /// discards the connection's will (`observe --will`), which is for crashes and kills, not for Ctrl-C. Closing is
+    /// bounded: after a second the process exits regardless. Output has already gone out with write(2).
     static func exitOnSignals() {
         for number in [SIGINT, SIGTERM] {
-            _ = signal(number) { received in
-                _exit(128 + received)
+            // The default action must not run; the dispatch source takes the signal instead.
+            _ = signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                let status = 128 + number
+                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { _exit(status) }
+                guard let herald = active.withLock({ $0 }) else { _exit(status) }
+                Task {
+                    await herald.close()
+                    _exit(status)
+                }
             }
+            source.resume()
+            sources.append(source)
         }
+    }
+
+    /// Registers the connection to close with a goodbye if the process is interrupted; nil when it is closed.
+    static func track(_ herald: Herald?) {
+        active.withLock { $0 = herald }
     }
 }

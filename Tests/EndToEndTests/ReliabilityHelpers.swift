@@ -51,3 +51,13 @@ extension WireClient {
         throw TestFailure("the daemon closed the publisher's connection")
     }
 }
+
+/// Runs blocking socket work on a dispatch thread, off Swift's cooperative pool: on a 2-core machine the pool has
+/// two threads, and a test blocking one in read(2) for seconds starves every other test's continuations.
+func blocking<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(with: Result { try body() })
+        }
+    }
+}

@@ -52,7 +52,7 @@ struct ReliabilitySlowSubscriberTests {
         var peak = baseline
         let slice = 10_000
         for published in stride(from: slice, through: total, by: slice) {
-            try publisher.blast(slice, to: "flood")
+            try await blocking { try publisher.blast(slice, to: "flood") }
             peak = max(peak, try DaemonProbe.residentBytes(of: daemon.pid))
             guard await progress.reach(published, within: .seconds(30)) else {
                 consumer.cancel()
@@ -69,8 +69,12 @@ struct ReliabilitySlowSubscriberTests {
 
         stopped.signal(SIGCONT)
         try await stopped.waitForStdoutLine(containing: #""notice":"dropped""#, timeout: .seconds(60))
+        // It has caught up once the last post is printed or counted by a notice.
+        try await stopped.wait(for: "the last flood post, printed or counted", timeout: .seconds(120)) { out, _ in
+            out.contains { $0.contains(#""seq":\#(total),"#) || $0.contains(#""lastSequence":\#(total)}"#) }
+        }
         // Then the live stream: a post made now arrives, after every notice.
-        let sequence = try publisher.post("flood", "live")
+        let sequence = try await blocking { try publisher.post("flood", "live") }
         // Generous: on two cores shared with the other suites the continued process may print slowly.
         try await stopped.waitForStdoutLine(containing: #""seq":\#(sequence)"#, timeout: .seconds(120))
         // Every one of the million is either printed or counted by a notice: the daemon's (its queue was full) and,
@@ -98,14 +102,17 @@ struct ReliabilitySlowSubscriberTests {
         try await stopped.waitForStderrLine(containing: "ready")
         stopped.signal(SIGSTOP)
         let publisher = try WireClient.ready(socketPath: daemon.socketPath)
-        var last: [String: UInt64] = [:]
-        for round in 0..<20_000 {
-            let name = "presence.user\(round % 5)"
-            try publisher.send(.post(.init(name: name, payload: Array(#"{"round":\#(round)}"#.utf8))))
-            last[name] = 0
-        }
-        for name in last.keys.sorted() {
-            last[name] = try publisher.post(name, #"{"final":true}"#)
+        let last = try await blocking { () -> [String: UInt64] in
+            var last: [String: UInt64] = [:]
+            for round in 0..<20_000 {
+                let name = "presence.user\(round % 5)"
+                try publisher.send(.post(.init(name: name, payload: Array(#"{"round":\#(round)}"#.utf8))))
+                last[name] = 0
+            }
+            for name in last.keys.sorted() {
+                last[name] = try publisher.post(name, #"{"final":true}"#)
+            }
+            return last
         }
         stopped.signal(SIGCONT)
         for (name, sequence) in last {
@@ -128,7 +135,7 @@ struct ReliabilitySlowSubscriberTests {
         try await stopped.waitForStderrLine(containing: "ready")
         stopped.signal(SIGSTOP)
         let publisher = try WireClient.ready(socketPath: daemon.socketPath)
-        try publisher.blast(50_000, to: "flood", payloadSize: 100)
+        try await blocking { try publisher.blast(50_000, to: "flood", payloadSize: 100) }
         stopped.signal(SIGCONT)
         #expect(try await stopped.waitForExit() == 69)
         #expect(stopped.stderr.contains("SLOW_CONSUMER"), "stderr: \(stopped.stderr)")

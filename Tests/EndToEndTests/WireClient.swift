@@ -3,7 +3,10 @@ import HeraldWire
 
 /// A raw protocol client over a blocking socket: it sends frames, or any bytes, and reads frames with
 /// a receive timeout, so the daemon is tested without the library in between.
-final class WireClient {
+///
+/// `@unchecked Sendable` because a test may hand a client to one other thread (a flooder, a drainer); the invariant
+/// is that only one thread uses a given client at a time, which each such test keeps by not touching it meanwhile.
+final class WireClient: @unchecked Sendable {
     let descriptor: FileDescriptor
     private var decoder = FrameDecoder(role: .client, maxPayload: 1 << 20)
     private var buffer = [UInt8](repeating: 0, count: 65536)

@@ -62,15 +62,22 @@ public final class ChildProcess: Sendable {
         let state = self.box
         // Plain threads blocking in read(2) until end of file: no dispatch sources to tear down while another
         // thread reads the same pipe, which raced inside libdispatch.
+        // read(2) directly, retrying EINTR: stopping or continuing a child sends this process SIGCHLD, which can
+        // interrupt the read, and FileHandle.availableData reports that as an empty read, indistinguishable from
+        // end of file.
         for (pipe, path) in [(out, \State.stdout), (err, \State.stderr)] {
             let handle = pipe.fileHandleForReading
             let thread = Thread {
+                let descriptor = handle.fileDescriptor
+                var buffer = [UInt8](repeating: 0, count: 65536)
                 while true {
-                    let data = handle.availableData
-                    if data.isEmpty { break }
-                    ChildProcess.collect(data, into: path, state: state)
+                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { break }
+                    ChildProcess.collect(Data(buffer[0..<count]), into: path, state: state)
                 }
                 ChildProcess.finishOutput(path, state: state)
+                withExtendedLifetime(handle) {}
             }
             thread.start()
         }
