@@ -16,7 +16,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${1:?target: heraldd, library or syscalls} WORKLOAD=${2:?workload} MESSAGES=${3:-20000}
-BIN=$ROOT/.build-bench/release BUILD=$ROOT/Benchmarks/build
+BIN=${BIN:-$ROOT/.build-bench/release} BUILD=$ROOT/Benchmarks/build
 DIR=$BUILD/profile-$TARGET-$WORKLOAD
 rm -rf "$DIR" && mkdir -p "$DIR"
 TMP=$(mktemp -d /tmp/herald-profile.XXXXXX)

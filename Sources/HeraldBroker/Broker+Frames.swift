@@ -6,10 +6,9 @@ extension Broker {
     /// - Parameters:
     ///   - now: The daemon's clock, nanoseconds since 1970; it stamps posts.
     public mutating func frameReceived(_ frame: Frame, from id: ConnectionID, now: UInt64) -> Action {
-        guard let connection = connections[id.rawValue] else {
+        switch mailboxes[id.rawValue].phase {
+        case .closed:
             preconditionFailure("frame from connection \(id), which is not open")
-        }
-        switch connection.phase {
         case .closing:
             return .closeAfterFlush
         case .awaitingHello:
@@ -46,7 +45,7 @@ extension Broker {
             return .none
         case .bye:
             connections[id.rawValue]!.saidGoodbye = true
-            connections[id.rawValue]!.phase = .closing
+            mailboxes[id.rawValue].phase = .closing
             return .closeAfterFlush
         case .will(let will):
             return handleWill(will, on: id)
@@ -76,7 +75,7 @@ extension Broker {
                 )
             )
         }
-        connections[id.rawValue]!.phase = .ready
+        mailboxes[id.rawValue].phase = .ready
         connections[id.rawValue]!.client = hello.client
         let welcome = Frame.Welcome(
             version: high,
@@ -171,29 +170,22 @@ extension Broker {
         index.forEachMatch(of: notify.name) { found.append($0) }
         if !found.isEmpty {
             let frame = EncodedFrame(.notify(notify), accounting: accounting)
+            let sequence = notify.sequence
             for id in found {
-                guard var connection = connections[id.rawValue] else { continue }
-                guard connection.lastSequence != notify.sequence, connection.phase == .ready else { continue }
-                connections[id.rawValue] = nil  // take it out so the queue is mutated in place, not copied
-                connection.lastSequence = notify.sequence
-                let outcome = connection.queue.enqueueLive(frame, sequence: notify.sequence)
-                if !connection.isUrgent && connection.queue.queuedBytes * 2 > connection.queue.limit {
-                    connection.isUrgent = true
-                    urgent.append(id)
-                }
-                connections[id.rawValue] = connection
-                markDirty(id)
-                switch outcome {
+                guard let delivery = mailboxes[id.rawValue].enqueueLive(frame, sequence: sequence) else { continue }
+                if delivery.becameDirty { dirty.append(id) }
+                if delivery.becameUrgent { urgent.append(id) }
+                switch delivery.outcome {
                 case .queued(let count):
                     dropped += UInt64(count)
                 case .overflowed:
                     // DISCONNECT: what is queued and not begun goes, the reason goes out, then the socket.
-                    connections[id.rawValue]!.queue.removeLiveFrames()
+                    mailboxes[id.rawValue].queue.removeLiveFrames()
                     _ = fail(
                         id,
                         WireError(
                             .slowConsumer,
-                            "this connection read too slowly: its queue of \(connection.queue.limit) bytes "
+                            "this connection read too slowly: its queue of \(configuration.queueBytes) bytes "
                                 + "overflowed and its overflow policy is disconnect"
                         )
                     )

@@ -1,17 +1,17 @@
 extension Broker {
     /// Whether anything is queued for the connection.
     public func hasOutput(_ id: ConnectionID) -> Bool {
-        connections[id.rawValue].map { !$0.queue.isEmpty } ?? false
+        !mailboxes[id.rawValue].queue.isEmpty
     }
 
     /// Whether the connection is closing (after an error or `BYE`).
     public func isClosing(_ id: ConnectionID) -> Bool {
-        connections[id.rawValue]?.phase == .closing
+        mailboxes[id.rawValue].phase == .closing
     }
 
     /// Bytes queued for the connection.
     public func queuedBytes(_ id: ConnectionID) -> Int {
-        connections[id.rawValue]?.queue.queuedBytes ?? 0
+        mailboxes[id.rawValue].queue.queuedBytes
     }
 
     /// Moves the connections that got new output since the last call into `ids` (appended, each once).
@@ -19,8 +19,8 @@ extension Broker {
     /// The list is handed out rather than walked with a callback, so the owner can write, and so change
     /// the broker, for each of them.
     public mutating func takeDirty(into ids: inout [ConnectionID]) {
-        for id in dirty where connections[id.rawValue] != nil {
-            connections[id.rawValue]!.isDirty = false
+        for id in dirty where mailboxes[id.rawValue].phase != .closed {
+            mailboxes[id.rawValue].isDirty = false
             ids.append(id)
         }
         dirty.removeAll(keepingCapacity: true)
@@ -36,7 +36,7 @@ extension Broker {
     /// A connection is reported again only after its queue has drained below half: one whose socket is
     /// full waits for writability like any other instead of costing a failed write per post.
     public mutating func takeUrgent(into ids: inout [ConnectionID]) {
-        for id in urgent where connections[id.rawValue] != nil {
+        for id in urgent where mailboxes[id.rawValue].phase != .closed {
             ids.append(id)
         }
         urgent.removeAll(keepingCapacity: true)
@@ -49,15 +49,12 @@ extension Broker {
         maxChunks: Int,
         _ body: (UnsafeRawBufferPointer) -> Void
     ) {
-        connections[id.rawValue]?.queue.pendingChunks(maxChunks: maxChunks, body)
+        mailboxes[id.rawValue].queue.pendingChunks(maxChunks: maxChunks, body)
     }
 
     /// Records that `byteCount` bytes of the connection's pending output were written.
     public mutating func didWrite(_ byteCount: Int, to id: ConnectionID) {
-        guard byteCount > 0, connections[id.rawValue] != nil else { return }
-        let written = connections[id.rawValue]!.queue.didWrite(byteCount)
-        delivered += UInt64(written.notifications)
-        let queue = connections[id.rawValue]!.queue
-        if queue.queuedBytes * 2 <= queue.limit { connections[id.rawValue]!.isUrgent = false }
+        guard byteCount > 0, mailboxes[id.rawValue].phase != .closed else { return }
+        delivered += UInt64(mailboxes[id.rawValue].didWrite(byteCount))
     }
 }

@@ -41,6 +41,8 @@ public struct Broker {
     }
 
     enum Phase {
+        /// The slot holds no open connection.
+        case closed
         case awaitingHello
         case ready
         case closing
@@ -51,16 +53,11 @@ public struct Broker {
         let overflow: OverflowPolicy
     }
 
+    /// What the broker knows of one open connection besides its `Mailbox`.
     struct Connection {
         let sender: Sender
-        var phase: Phase = .awaitingHello
         var client = ""
         var subscriptions: [UInt32: Subscription] = [:]
-        var queue: OutboundQueue
-        /// The last post queued here, so a post matching several subscriptions is queued once.
-        var lastSequence: UInt64 = 0
-        var isDirty = false
-        var isUrgent = false
         /// Whether the client said `BYE`: then its will is not posted.
         var saidGoodbye = false
         var will: Frame.Will?
@@ -74,6 +71,8 @@ public struct Broker {
 
     public let configuration: Configuration
     var connections: [Connection?] = []
+    /// Indexed like `connections`; a closed slot's mailbox is `.closed` and empty.
+    var mailboxes: [Mailbox] = []
     var openConnections = 0
     var connectionsByUID: [UInt32: Int] = [:]
     var index = PatternIndex<ConnectionID>()
@@ -103,10 +102,13 @@ public struct Broker {
     /// A new connection was accepted from `sender`.
     public mutating func connectionOpened(_ id: ConnectionID, sender: Sender) -> Action {
         if id.rawValue >= connections.count {
-            connections.append(contentsOf: repeatElement(nil, count: id.rawValue + 1 - connections.count))
+            let added = id.rawValue + 1 - connections.count
+            connections.append(contentsOf: repeatElement(nil, count: added))
+            mailboxes.append(contentsOf: repeatElement(Mailbox(queueLimit: configuration.queueBytes), count: added))
         }
         precondition(connections[id.rawValue] == nil, "connection \(id) opened twice")
-        connections[id.rawValue] = Connection(sender: sender, queue: OutboundQueue(limit: configuration.queueBytes))
+        connections[id.rawValue] = Connection(sender: sender)
+        mailboxes[id.rawValue].phase = .awaitingHello
         openConnections += 1
         connectionsByUID[sender.uid, default: 0] += 1
         if sender.uid != configuration.ownerUID && sender.uid != 0 {
@@ -132,7 +134,7 @@ public struct Broker {
 
     /// The connection's input broke the protocol (the decoder threw): answer with the error, then close.
     public mutating func inputFailed(_ error: WireError, on id: ConnectionID) -> Action {
-        guard connections[id.rawValue]?.phase != .closing else { return .closeAfterFlush }
+        guard mailboxes[id.rawValue].phase != .closing else { return .closeAfterFlush }
         return fail(id, error)
     }
 
@@ -141,14 +143,14 @@ public struct Broker {
     ///
     /// - Parameter monotonicNow: The owner's monotonic clock, nanoseconds; wills are due relative to it.
     public mutating func connectionClosed(_ id: ConnectionID, monotonicNow: UInt64 = 0) {
-        guard var connection = connections[id.rawValue] else {
+        guard let connection = connections[id.rawValue] else {
             preconditionFailure("connection \(id) closed but not open")
         }
         for subscription in connection.subscriptions.values {
             index.remove(subscription.pattern, for: id)
         }
         subscriptionCount -= connection.subscriptions.count
-        connection.queue.removeAll()
+        mailboxes[id.rawValue] = Mailbox(queueLimit: configuration.queueBytes)
         connections[id.rawValue] = nil
         openConnections -= 1
         let uid = connection.sender.uid
@@ -163,8 +165,8 @@ public struct Broker {
     public mutating func shutDown() {
         isShuttingDown = true
         pendingWills.removeAll()
-        for slot in connections.indices {
-            guard let connection = connections[slot], connection.phase != .closing else { continue }
+        for slot in mailboxes.indices {
+            guard mailboxes[slot].phase != .closed && mailboxes[slot].phase != .closing else { continue }
             _ = fail(ConnectionID(slot), WireError(.shuttingDown, "heraldd is shutting down"))
         }
     }
@@ -173,8 +175,9 @@ public struct Broker {
     /// unanswered control frames are over the queue bound (back-pressure on a client that does not
     /// read), and while the daemon as a whole is over `maxQueuedBytes`.
     public func wantsInput(_ id: ConnectionID) -> Bool {
-        guard let connection = connections[id.rawValue] else { return false }
-        return connection.phase != .closing && !connection.queue.isOverControlLimit && !isOverGlobalBound
+        let mailbox = mailboxes[id.rawValue]
+        return mailbox.phase != .closed && mailbox.phase != .closing && !mailbox.queue.isOverControlLimit
+            && !isOverGlobalBound
     }
 
     /// Re-evaluates the global bound after writes freed frames: over `maxQueuedBytes` reading stops, and
@@ -212,13 +215,7 @@ public struct Broker {
     // MARK: Internals shared with the extensions
 
     mutating func enqueueControl(_ frame: Frame, to id: ConnectionID) {
-        connections[id.rawValue]!.queue.enqueueControl(EncodedFrame(frame, accounting: accounting))
-        markDirty(id)
-    }
-
-    mutating func markDirty(_ id: ConnectionID) {
-        if !connections[id.rawValue]!.isDirty {
-            connections[id.rawValue]!.isDirty = true
+        if mailboxes[id.rawValue].enqueueControl(EncodedFrame(frame, accounting: accounting)) {
             dirty.append(id)
         }
     }
@@ -226,13 +223,13 @@ public struct Broker {
     /// Queues a final `ERROR` and marks the connection closing.
     mutating func fail(_ id: ConnectionID, _ error: WireError) -> Action {
         enqueueControl(.error(error), to: id)
-        connections[id.rawValue]!.phase = .closing
+        mailboxes[id.rawValue].phase = .closing
         return .closeAfterFlush
     }
 
     /// Sets the connection's overflow policy to the strictest of its subscriptions'.
     mutating func updatePolicy(of id: ConnectionID) {
         let policy = connections[id.rawValue]!.subscriptions.values.map(\.overflow).max() ?? .dropOldest
-        connections[id.rawValue]!.queue.setPolicy(policy)
+        mailboxes[id.rawValue].queue.setPolicy(policy)
     }
 }
