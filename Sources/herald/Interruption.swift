@@ -16,12 +16,21 @@ enum Interruption {
     private nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []
 
     /// Makes SIGINT exit with status 130 and SIGTERM with 143 (128 + the signal, as a shell reports), printing
-    /// nothing.
-    ///
-    /// Being interrupted is leaving on purpose, so the connection is closed with `BYE` first: the daemon then
-    /// discards the connection's will (`observe --will`), which is for crashes and kills, not for Ctrl-C. Closing is
-    /// bounded: after a second the process exits regardless. Output has already gone out with write(2).
+    /// nothing. The handler calls `_exit`, which is async-signal-safe. Subcommands with signal handling of their own
+    /// (`demo`) replace it.
     static func exitOnSignals() {
+        for number in [SIGINT, SIGTERM] {
+            _ = signal(number) { received in
+                _exit(128 + received)
+            }
+        }
+    }
+
+    /// Switches to leaving with a goodbye: being interrupted while holding a connection is leaving on purpose, so
+    /// the connection is closed with `BYE` first, and the daemon discards its will (`observe --will`), which is for
+    /// crashes and kills, not for Ctrl-C. Closing is bounded: after a second the process exits regardless.
+    private static func closeConnectionOnSignals() {
+        guard sources.isEmpty else { return }
         for number in [SIGINT, SIGTERM] {
             // The default action must not run; the dispatch source takes the signal instead.
             _ = signal(number, SIG_IGN)
@@ -42,6 +51,7 @@ enum Interruption {
 
     /// Registers the connection to close with a goodbye if the process is interrupted; nil when it is closed.
     static func track(_ herald: Herald?) {
+        if herald != nil { closeConnectionOnSignals() }
         active.withLock { $0 = herald }
     }
 }
