@@ -44,15 +44,6 @@ struct MonitorCommand: Subcommand {
     }
 
     func run() async throws(CommandFailure) {
-        let (end, printed) = try await observation.run()
-        switch end {
-        case .limitReached, .outputClosed:
-            return
-        case .timedOut:
-            guard let limit = observation.limit, printed < limit else { return }
-            throw .timedOut("timed out after \(timeoutText ?? "?") seconds with \(printed) of \(limit) notifications")
-        case .daemonWentAway(let reason):
-            throw CommandFailure(status: .unavailable, message: "heraldd went away: \(reason)")
-        }
+        try await observation.runToCompletion(timeoutText: timeoutText)
     }
 }

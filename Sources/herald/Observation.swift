@@ -40,6 +40,25 @@ struct Observation: Sendable {
     /// `monitor`: every post, read-only, instead of subscriptions to `patterns`.
     var monitors = false
 
+    /// Runs the observation and turns how it ended into the command's outcome: `--count` reached, stdout closed
+    /// or (without `--count`) `--timeout` passed is success; the timeout before `--count` is exit 124; heraldd
+    /// going away is exit 69.
+    ///
+    /// - Parameter timeoutText: the `--timeout` value as typed, for the message.
+    func runToCompletion(timeoutText: String?) async throws(CommandFailure) {
+        let (end, printed) = try await run()
+        switch end {
+        case .limitReached, .outputClosed:
+            return
+        case .timedOut:
+            // Without --count the timeout is how long to observe, so reaching it is the normal end.
+            guard let limit, printed < limit else { return }
+            throw .timedOut("timed out after \(timeoutText ?? "?") seconds with \(printed) of \(limit) notifications")
+        case .daemonWentAway(let reason):
+            throw CommandFailure(status: .unavailable, message: "heraldd went away: \(reason)")
+        }
+    }
+
     /// Runs the observation.
     ///
     /// - Returns: What ended it, and how many notifications were printed.

@@ -116,18 +116,6 @@ struct ObserveCommand: Subcommand {
     }
 
     func run() async throws(CommandFailure) {
-        let (end, printed) = try await observation.run()
-        switch end {
-        case .limitReached, .outputClosed:
-            return
-        case .timedOut:
-            // Without --count the timeout is how long to observe, so reaching it is the normal end.
-            guard let limit = observation.limit, printed < limit else { return }
-            throw .timedOut(
-                "timed out after \(timeoutText ?? "?") seconds with \(printed) of \(limit) notifications"
-            )
-        case .daemonWentAway(let reason):
-            throw CommandFailure(status: .unavailable, message: "heraldd went away: \(reason)")
-        }
+        try await observation.runToCompletion(timeoutText: timeoutText)
     }
 }
