@@ -33,6 +33,8 @@ struct DemoCommand: Subcommand {
         do throws(DemoFailure) {
             let transcript = try await demo.play()
             await demo.cleanUp()
+            // A signal that arrived during the last step still means the run was interrupted.
+            try DemoInterruption.check()
             Terminal.writeStdout("\nThe room as bob saw it:\n\n" + transcript.map { "    \($0)\n" }.joined())
             let away = transcript.filter { $0.hasSuffix("* alice went away") }.count
             let back = transcript.filter { $0.hasSuffix("* alice came back") }.count
