@@ -13,31 +13,51 @@ public final class FrameAccounting {
 ///
 /// A live post is encoded into one `EncodedFrame` and the same bytes go to every subscribed
 /// connection; the bytes stay at a fixed address until the last queue lets go, so the I/O layer can
-/// hand them to `writev` directly.
-public final class EncodedFrame {
-    /// The frame's bytes, header included.
-    public let bytes: UnsafeRawBufferPointer
+/// hand them to `writev` directly. The bytes live in the same heap object as the reference count (a
+/// `ManagedBuffer`), so a frame costs one allocation, not an object plus a separate buffer.
+public struct EncodedFrame {
+    struct Header {
+        let count: Int
+        let name: String?
+        let accounting: FrameAccounting?
+    }
+
+    final class Storage: ManagedBuffer<Header, UInt8> {
+        deinit {
+            withUnsafeMutablePointerToHeader { header in
+                header.pointee.accounting?.bytes -= header.pointee.count
+            }
+        }
+    }
+
+    private let storage: Storage
+
+    /// The frame's bytes, header included; valid while any copy of this value is alive.
+    public var bytes: UnsafeRawBufferPointer {
+        // The elements of a ManagedBuffer do not move while it lives, and `storage` keeps it alive. Through
+        // the pointers, not `header`, whose class property access would be checked for exclusivity at run time.
+        storage.withUnsafeMutablePointers { header, elements in
+            UnsafeRawBufferPointer(start: elements, count: header.pointee.count)
+        }
+    }
+
     /// For a live `NOTIFY`, the name posted to: what `COALESCE` compares.
-    public let name: String?
-    private let accounting: FrameAccounting?
+    public var name: String? { storage.withUnsafeMutablePointerToHeader { $0.pointee.name } }
 
     /// Encodes `frame`, counting its bytes in `accounting` while it lives.
     public init(_ frame: Frame, accounting: FrameAccounting? = nil) {
         let size = frame.encodedSize
-        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
-        frame.encode(to: memory)
-        self.bytes = UnsafeRawBufferPointer(memory)
+        var name: String?
         if case .notify(let notify) = frame, notify.subscription == 0 {
-            self.name = notify.name
-        } else {
-            self.name = nil
+            name = notify.name
         }
-        self.accounting = accounting
+        let buffer = Storage.create(minimumCapacity: size) { _ in
+            Header(count: size, name: name, accounting: accounting)
+        }
+        storage = unsafeDowncast(buffer, to: Storage.self)
+        storage.withUnsafeMutablePointerToElements { elements in
+            _ = frame.encode(to: UnsafeMutableRawBufferPointer(start: elements, count: size))
+        }
         accounting?.bytes += size
-    }
-
-    deinit {
-        accounting?.bytes -= bytes.count
-        bytes.deallocate()
     }
 }

@@ -156,7 +156,7 @@ public struct FrameDecoder: Sendable {
                     request: request
                 )
             }
-            return .post(Frame.Post(request: request, name: name, payload: [UInt8](payload), retain: flags != 0))
+            return .post(Frame.Post(request: request, name: name, payload: Self.array(payload), retain: flags != 0))
         case .subscribe:
             let subscription = try reader.u32("subscription")
             let raw = try reader.str8("pattern")
@@ -225,7 +225,7 @@ public struct FrameDecoder: Sendable {
                     request: request,
                     delayMilliseconds: delay,
                     name: name,
-                    payload: [UInt8](payload),
+                    payload: Self.array(payload),
                     retain: flags != 0
                 )
             )
@@ -267,7 +267,7 @@ public struct FrameDecoder: Sendable {
                     subscription: subscription,
                     retained: flags != 0,
                     name: name,
-                    payload: [UInt8](reader.rest())
+                    payload: Self.array(reader.rest())
                 )
             )
         case .ack:
@@ -311,6 +311,15 @@ public struct FrameDecoder: Sendable {
                 names.append(try Name.decode(try reader.str8("names")))
             }
             return .namesReport(Frame.NamesReport(request: request, names: names, more: flags != 0))
+        }
+    }
+
+    /// Copies bytes into a new array with one `memcpy`, not the generic collection copy (~170 instructions
+    /// more per frame).
+    private static func array(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, initialized in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: bytes)
+            initialized = bytes.count
         }
     }
 

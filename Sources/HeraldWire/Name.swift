@@ -20,22 +20,47 @@ public enum Name {
 
     /// Whether `name` lies in the reserved `herald.` namespace.
     public static func isReserved(_ name: String) -> Bool {
-        let utf8 = name.utf8
-        let prefix = reservedPrefix.utf8
-        guard utf8.count >= prefix.count, utf8.starts(with: prefix) else { return false }
-        let rest = utf8.dropFirst(prefix.count)
-        return rest.isEmpty || rest.first == UInt8(ascii: ".")
+        // An iterator rather than `starts(with:)`, whose generic path costs the daemon ~140 instructions a post.
+        var bytes = name.utf8.makeIterator()
+        for expected in reservedPrefix.utf8 where bytes.next() != expected {
+            return false
+        }
+        let next = bytes.next()
+        return next == nil || next == UInt8(ascii: ".")
     }
 
     /// Decodes and validates a name from raw bytes off the wire.
     ///
     /// - Throws: `INVALID_NAME` when the bytes are not UTF-8 or not a name.
     public static func decode(_ bytes: some Collection<UInt8>, request: UInt32 = 0) throws(WireError) -> String {
+        if let text = bytes.withContiguousStorageIfAvailable(plainASCIIName) ?? nil {
+            return text
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw WireError(.invalidName, "invalid name: not UTF-8", request: request)
         }
         try validate(text, request: request)
         return text
+    }
+
+    /// The common case: a name of ASCII bytes that breaks no rule, checked byte by byte and made a `String`
+    /// without `String(validating:)`, whose generic path costs the daemon ~1,000 instructions a post. Anything
+    /// else returns nil and takes the full path, which also words the error.
+    private static func plainASCIIName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard !bytes.isEmpty, bytes.count <= Limits.maxNameBytes else { return nil }
+        var segmentLength = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                if segmentLength == 0 { return nil }
+                segmentLength = 0
+            } else if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "*") {
+                return nil
+            } else {
+                segmentLength += 1
+            }
+        }
+        if segmentLength == 0 { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Describes what is wrong with `text` as a name (or, with `allowWildcards`, as the segments of
