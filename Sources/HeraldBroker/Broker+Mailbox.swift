@@ -7,9 +7,10 @@ extension Broker {
     /// mutated in place. Keeping it inside `Connection` made every delivery copy the whole connection out
     /// of `connections` and back: a dozen retains and releases of its dictionaries and strings, and a
     /// `memcpy`, per subscriber per post.
+    @usableFromInline
     struct Mailbox {
-        var phase: Phase = .closed
-        var queue: OutboundQueue
+        @usableFromInline var phase: Phase = .closed
+        @usableFromInline var queue: OutboundQueue
         /// The last post queued here, so a post matching several subscriptions is queued once.
         var lastSequence: UInt64 = 0
         /// Whether the connection is in the broker's `dirty` list.

@@ -1,10 +1,12 @@
 extension Broker {
     /// Whether anything is queued for the connection.
+    @inlinable
     public func hasOutput(_ id: ConnectionID) -> Bool {
         !mailboxes[id.rawValue].queue.isEmpty
     }
 
     /// Whether the connection is closing (after an error or `BYE`).
+    @inlinable
     public func isClosing(_ id: ConnectionID) -> Bool {
         mailboxes[id.rawValue].phase == .closing
     }
@@ -29,6 +31,7 @@ extension Broker {
     /// Whether some connection's queue passed half its bound while frames were processed: the owner
     /// should write those connections now, before the rest of its read batch, so the socket buffer takes
     /// the output before the queue has to drop any of it.
+    @inlinable
     public var hasUrgentOutput: Bool { !urgent.isEmpty }
 
     /// Moves the connections whose queue passed half its bound into `ids` (appended, each once).

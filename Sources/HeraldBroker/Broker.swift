@@ -40,6 +40,7 @@ public struct Broker {
         case closeAfterFlush
     }
 
+    @usableFromInline
     enum Phase {
         /// The slot holds no open connection.
         case closed
@@ -72,7 +73,7 @@ public struct Broker {
     public let configuration: Configuration
     var connections: [Connection?] = []
     /// Indexed like `connections`; a closed slot's mailbox is `.closed` and empty.
-    var mailboxes: [Mailbox] = []
+    @usableFromInline var mailboxes: [Mailbox] = []
     var openConnections = 0
     var connectionsByUID: [UInt32: Int] = [:]
     var index = PatternIndex<ConnectionID>()
@@ -84,7 +85,7 @@ public struct Broker {
     var dropped: UInt64 = 0
     var dirty: [ConnectionID] = []
     /// Connections whose queue passed half its bound and has not drained below half since.
-    var urgent: [ConnectionID] = []
+    @usableFromInline var urgent: [ConnectionID] = []
     /// Reused for each post's matches, so matching allocates nothing once warm.
     var matches: [ConnectionID] = []
     /// The bytes of every encoded frame alive.
@@ -174,9 +175,12 @@ public struct Broker {
     /// Whether the owner should read this connection now: false while it is closing, while its
     /// unanswered control frames are over the queue bound (back-pressure on a client that does not
     /// read), and while the daemon as a whole is over `maxQueuedBytes`.
+    // Inlinable, like the other queries the daemon asks per frame: a call into another module on the daemon's
+    // `broker` property would copy the whole broker (a retain and release of each of its fields) to pass it.
+    @inlinable
     public func wantsInput(_ id: ConnectionID) -> Bool {
-        let mailbox = mailboxes[id.rawValue]
-        return mailbox.phase != .closed && mailbox.phase != .closing && !mailbox.queue.isOverControlLimit
+        let phase = mailboxes[id.rawValue].phase
+        return phase != .closed && phase != .closing && !mailboxes[id.rawValue].queue.isOverControlLimit
             && !isOverGlobalBound
     }
 

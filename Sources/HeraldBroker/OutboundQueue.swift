@@ -46,6 +46,7 @@ public struct OutboundQueue {
 
     /// Whether the queued control frames alone exceed the bound, so the connection's requests should not
     /// be read until it drains.
+    @inlinable
     public var isOverControlLimit: Bool { controlBytes > limit }
 
     /// What happened to a live frame offered to the queue.
