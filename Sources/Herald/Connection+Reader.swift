@@ -66,8 +66,11 @@ extension Connection {
     private func dispatch(_ frames: [Frame]) -> HeraldError? {
         guard !frames.isEmpty else { return nil }
         var resumptions: [Resumption] = []
+        var touched: [NotificationBuffer] = []
         let noticeSender = self.noticeSender
         let ending = state.withLock { state -> HeraldError? in
+            // Every buffer that may have received something is flushed once, after the lock: one wake-up per batch.
+            defer { touched = state.subscriptions.values.map(\.continuation) }
             var hasUnreportedDrops = false
             defer {
                 // A notice that did not fit earlier goes in now if the consumer has made room since.
@@ -148,6 +151,9 @@ extension Connection {
                 }
             }
             return nil
+        }
+        for buffer in touched {
+            buffer.flush()
         }
         for resumption in resumptions {
             resumption.resume()

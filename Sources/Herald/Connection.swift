@@ -13,7 +13,6 @@ import Synchronization
 /// ``Herald``'s deinit calls it, so the thread never outlives its owner. The descriptor itself is closed only when
 /// the connection is freed, after the reader thread has let go of it, so no thread can use a reused number.
 final class Connection: Sendable {
-    typealias NotificationStream = AsyncStream<HeraldNotification>
 
     let socket: FileDescriptor
     let socketPath: String
@@ -104,11 +103,8 @@ final class Connection: Sendable {
         policy: BufferingPolicy,
         overflow: OverflowPolicy = .dropOldest,
         monitor: Bool = false
-    ) async throws(HeraldError) -> (NotificationStream, ConsumptionCounter) {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: HeraldNotification.self,
-            bufferingPolicy: policy.streamPolicy
-        )
+    ) async throws(HeraldError) -> (NotificationBuffer, ConsumptionCounter) {
+        let continuation = NotificationBuffer(policy: policy)
         let consumed = ConsumptionCounter()
         let subscription = Subscription(
             pattern: pattern,
@@ -124,7 +120,7 @@ final class Connection: Sendable {
             continuation.finish()
             throw error
         }
-        return (stream, consumed)
+        return (continuation, consumed)
     }
 
     /// Registers `subscription` on this connection, a new one or one adopted from a lost connection, and waits
@@ -190,10 +186,12 @@ final class Connection: Sendable {
     /// Puts the pending drop notice of subscription `id` in its stream, now that its consumer has made room.
     func consumerDrained(_ id: UInt32) {
         let noticeSender = self.noticeSender
-        state.withLock { state in
-            guard state.subscriptions[id] != nil else { return }
+        let buffer = state.withLock { state -> NotificationBuffer? in
+            guard state.subscriptions[id] != nil else { return nil }
             state.subscriptions[id]!.reportDrops(noticeSender)
+            return state.subscriptions[id]!.continuation
         }
+        buffer?.flush()
     }
 
     /// Withdraws subscription `id`: stops routing to it, and sends `UNSUBSCRIBE` if the connection is open.

@@ -133,6 +133,7 @@ public final class Herald: Sendable {
         await withTaskGroup(of: Void.self) { group in
             for var subscription in lost {
                 subscription.announceReconnection(connection.noticeSender)
+                subscription.continuation.flush()
                 group.addTask {
                     do throws(HeraldError) {
                         try await connection.register(subscription)
@@ -276,7 +277,7 @@ public final class Herald: Sendable {
             throw HeraldError(.invalidPattern, error.reason)
         }
         let (stream, consumed) = try await connection.subscribe(parsed, policy: bufferingPolicy, overflow: overflow)
-        return HeraldNotifications(stream: stream, consumed: consumed, owner: self)
+        return HeraldNotifications(buffer: stream, consumed: consumed, owner: self)
     }
 
     /// Monitors every post of the session, read-only (`MONITOR`): only the daemon's own user may, not even root.
@@ -290,7 +291,7 @@ public final class Herald: Sendable {
             policy: bufferingPolicy,
             monitor: true
         )
-        return HeraldNotifications(stream: stream, consumed: consumed, owner: self)
+        return HeraldNotifications(buffer: stream, consumed: consumed, owner: self)
     }
 
     /// The names the daemon knows: those with a retained value or an exact subscription, sorted (`NAMES`).

@@ -15,11 +15,17 @@ public struct HeraldNotifications: AsyncSequence, Sendable {
     /// Never fails: the sequence ends instead, and ``Herald/disconnectReason`` says why.
     public typealias Failure = Never
 
-    let stream: AsyncStream<HeraldNotification>
+    let lifetime: BufferLifetime
     /// Counts what the consumer takes, so the reader knows how full the buffer is.
     let consumed: ConsumptionCounter
     /// Holds the connection open while anyone can still read from it.
     let owner: Herald
+
+    init(buffer: NotificationBuffer, consumed: ConsumptionCounter, owner: Herald) {
+        self.lifetime = BufferLifetime(buffer)
+        self.consumed = consumed
+        self.owner = owner
+    }
 
     /// Iterates the notifications.
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -28,27 +34,46 @@ public struct HeraldNotifications: AsyncSequence, Sendable {
         /// Never fails.
         public typealias Failure = Never
 
-        var base: AsyncStream<HeraldNotification>.Iterator
+        let lifetime: BufferLifetime
         let consumed: ConsumptionCounter
         let owner: Herald
+        /// What the last take brought, handed out one by one without touching a lock.
+        var batch: [HeraldNotification] = []
+        var index = 0
 
         /// The next notification, or nil when the connection has ended or the task was cancelled.
         public mutating func next() async -> HeraldNotification? {
-            let next = await base.next()
-            if next != nil { consumed.took() }
-            return next
+            if index < batch.count {
+                defer { index += 1 }
+                return batch[index]
+            }
+            return accept(await lifetime.buffer.take())
         }
 
         /// The next notification, or nil when the connection has ended or the task was cancelled.
         public mutating func next(isolation actor: isolated (any Actor)?) async -> HeraldNotification? {
-            let next = await base.next(isolation: actor)
-            if next != nil { consumed.took() }
-            return next
+            if index < batch.count {
+                defer { index += 1 }
+                return batch[index]
+            }
+            return accept(await lifetime.buffer.take())
+        }
+
+        /// Starts handing out a new batch.
+        private mutating func accept(_ taken: [HeraldNotification]?) -> HeraldNotification? {
+            guard let taken, !taken.isEmpty else {
+                batch = []
+                return nil
+            }
+            consumed.took(taken.count)
+            batch = taken
+            index = 1
+            return taken[0]
         }
     }
 
     /// Makes the iterator; make only one.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, owner: owner)
+        AsyncIterator(lifetime: lifetime, consumed: consumed, owner: owner)
     }
 }

@@ -12,9 +12,9 @@ final class ConsumptionCounter: Sendable {
     /// What the consumer calls when it reaches `drainedAt`; set by the connection that owns the subscription.
     let onDrained = Mutex<(@Sendable () -> Void)?>(nil)
 
-    /// Counts one notification taken by the consumer, and reports the end of an overflow episode.
-    func took() {
-        let count = taken.add(1, ordering: .relaxed).newValue
+    /// Counts notifications taken by the consumer, and reports the end of an overflow episode.
+    func took(_ number: Int = 1) {
+        let count = taken.add(number, ordering: .relaxed).newValue
         if count >= drainedAt.load(ordering: .acquiring) {
             drainedAt.store(.max, ordering: .releasing)
             onDrained.withLock { $0 }?()
@@ -25,7 +25,8 @@ final class ConsumptionCounter: Sendable {
 /// One subscription of a connection, as the reader routes to it: its pattern, its stream, and its loss accounting.
 struct Subscription: Sendable {
     let pattern: Pattern
-    let continuation: AsyncStream<HeraldNotification>.Continuation
+    /// Where notifications wait for the consumer.
+    let continuation: NotificationBuffer
     let policy: BufferingPolicy
     /// What the daemon does when this connection cannot keep up.
     var overflow: OverflowPolicy = .dropOldest
@@ -138,8 +139,6 @@ struct Subscription: Sendable {
                 // The notice itself was refused; the losses stay unreported until there is room.
                 break
             }
-        @unknown default:
-            break
         }
     }
 

@@ -1,4 +1,5 @@
 import HeraldArguments
+import HeraldPosix
 
 #if canImport(Glibc)
 import Glibc
@@ -25,6 +26,11 @@ do {
 
 // A reader that went away shows up as EPIPE, not a SIGPIPE death.
 signal(SIGPIPE, SIG_IGN)
+// A parent may start us with signals blocked (Foundation's Process inherits its spawning thread's mask): Ctrl-C and
+// SIGTERM must reach us all the same.
+#if os(Linux)
+try? SignalFD.unblock(signals: [SIGINT, SIGTERM])
+#endif
 
 let signals = SignalStream.make([SIGINT, SIGTERM])
 

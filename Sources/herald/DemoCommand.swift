@@ -17,16 +17,29 @@ struct DemoCommand: Subcommand {
             notifications with 'herald post' as a screen-lock hook would. Prints bob's transcript and exits 0 \
             when it shows "alice went away" and "alice came back" exactly once each. Everything it starts is \
             stopped and removed on exit, on failure and on Ctrl-C.
-            """
+            """,
+        options: [
+            OptionSpec(
+                long: "pace",
+                valueName: "seconds",
+                help: "Pause this long after each step, to follow the story as it happens.",
+                defaultDescription: "0"
+            )
+        ]
     )
 
-    init(_ arguments: ParsedArguments) throws(UsageError) {}
+    /// The pause after each step.
+    var pace: Duration
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        pace = .seconds(try arguments.double("pace", range: 0...60) ?? 0)
+    }
 
     func run() async throws(CommandFailure) {
         DemoInterruption.install()
         let demo: DemoRun
         do {
-            demo = try DemoRun()
+            demo = try DemoRun(pace: pace)
         } catch {
             throw .failure(error.message)
         }

@@ -9,7 +9,11 @@ final class DemoRun: Sendable {
     private let children = DemoChildren()
 
     /// Finds the sibling executables and makes the temporary directory.
-    init() throws(DemoFailure) {
+    /// How long to pause after each step, so a person can follow the story; 0 by default.
+    let pace: Duration
+
+    init(pace: Duration = .zero) throws(DemoFailure) {
+        self.pace = pace
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         binaries = exe.deletingLastPathComponent().path
         for name in ["heraldd", "herald-chat-server", "herald-chat"]
@@ -33,6 +37,14 @@ final class DemoRun: Sendable {
         }
     }
 
+    /// Waits `pace` between steps, noticing Ctrl-C.
+    private func pause() async throws(DemoFailure) {
+        try DemoInterruption.check()
+        guard pace > .zero else { return }
+        try? await Task.sleep(for: pace)
+        try DemoInterruption.check()
+    }
+
     private func say(_ text: String) {
         Terminal.writeStdout("demo: \(text)\n")
     }
@@ -43,6 +55,7 @@ final class DemoRun: Sendable {
         let heraldd = try start("heraldd", "heraldd", ["--socket", socket, "--log-level", "notice"])
         try await heraldd.waitForLine(containing: "ready on", on: .stderr)
         say("heraldd is ready on \(socket)")
+        try await pause()
 
         let server = try start("herald-chat-server", "herald-chat-server", ["--port", "0"])
         let ready = try await server.waitForLine(containing: "listening on http://", on: .stderr)
@@ -51,6 +64,7 @@ final class DemoRun: Sendable {
         }
         let url = String(ready[range])
         say("the chat server is listening on \(url)")
+        try await pause()
 
         let bob = try start("bob's herald-chat", "herald-chat", ["--user", "bob", "--server", url, "--no-presence"])
         try await bob.waitForLine(containing: "* bob connected")
@@ -62,6 +76,7 @@ final class DemoRun: Sendable {
         try await alice.waitForLine(containing: "presence is on")
         try await bob.waitForLine(containing: "* alice connected")
         say("alice and bob are in the room; alice's client follows her session through heraldd")
+        try await pause()
 
         alice.type("hi bob, I'm here until lunch")
         try await bob.waitForLine(containing: "alice: hi bob")
@@ -69,6 +84,8 @@ final class DemoRun: Sendable {
         try await alice.waitForLine(containing: "bob: hi alice")
 
         say("alice locks her screen: herald post session.willResignActive user=alice reason=lock")
+
+        try await pause()
         try await post(socket, ["session.willResignActive", "user=alice", "reason=lock"])
         try await post(socket, ["session.state", "--retain", "--json", state("away")])
         try await bob.waitForLine(containing: "* alice went away")
@@ -77,6 +94,8 @@ final class DemoRun: Sendable {
         try await bob.waitForLine(containing: "bob: see you later")
 
         say("alice unlocks it: herald post session.didBecomeActive user=alice reason=unlock")
+
+        try await pause()
         try await post(socket, ["session.didBecomeActive", "user=alice", "reason=unlock"])
         try await post(socket, ["session.state", "--retain", "--json", state("active")])
         try await bob.waitForLine(containing: "* alice came back")

@@ -12,6 +12,15 @@ import Darwin
 enum Interruption {
     /// The connection a subcommand holds now, closed with a goodbye on interruption.
     private static let active = Mutex<Herald?>(nil)
+    /// The exit status an interruption in progress will end with; 0 when none is.
+    private static let pending = Atomic<Int32>(0)
+
+    /// The status to exit with if the process is being interrupted: closing the connection ends the subcommand's
+    /// work early, and that is not an error to report.
+    static var interruptedStatus: Int32? {
+        let status = pending.load(ordering: .acquiring)
+        return status == 0 ? nil : status
+    }
     /// The signal sources; kept for the life of the process.
     private nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []
 
@@ -37,6 +46,7 @@ enum Interruption {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 let status = 128 + number
+                pending.store(status, ordering: .releasing)
                 DispatchQueue.global().asyncAfter(deadline: .now() + 1) { _exit(status) }
                 guard let herald = active.withLock({ $0 }) else { _exit(status) }
                 Task {

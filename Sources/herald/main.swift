@@ -1,4 +1,5 @@
 import HeraldArguments
+import HeraldPosix
 
 #if canImport(Glibc)
 import Glibc
@@ -9,6 +10,11 @@ import Darwin
 // A reader that goes away (`herald observe | head -1`) must come back as EPIPE from write(2), which ends the
 // command with status 0, instead of killing the process with SIGPIPE.
 _ = signal(SIGPIPE, SIG_IGN)
+// A parent may start us with signals blocked (Foundation's Process inherits its spawning thread's mask): Ctrl-C and
+// SIGTERM must reach us all the same.
+#if os(Linux)
+try? SignalFD.unblock(signals: [SIGINT, SIGTERM])
+#endif
 Interruption.exitOnSignals()
 
 switch HeraldCommand.invocation(for: Array(CommandLine.arguments.dropFirst())) {
@@ -21,8 +27,11 @@ case .usageError(let text):
 case .run(let command, let spec):
     do throws(CommandFailure) {
         try await command.run()
+        if let status = Interruption.interruptedStatus { _exit(status) }
         Terminal.exit(.success)
     } catch {
+        // Interrupted: the subcommand ended because its connection was closed on the way out; say nothing.
+        if let status = Interruption.interruptedStatus { _exit(status) }
         Terminal.writeStderr(error.text(for: spec))
         Terminal.exit(error.status)
     }

@@ -123,7 +123,8 @@ import Testing
     }
 
     @Test func ctrlCStopsEveryChildAndRemovesTheDirectory() async throws {
-        let demo = try ChildProcess(TestBinaries.path("herald"), ["demo"])
+        // Paced, so the whole demo cannot finish before the signal arrives on a loaded machine.
+        let demo = try ChildProcess(TestBinaries.path("herald"), ["demo", "--pace", "3"])
         let line = try await demo.waitForStdoutLine(containing: "heraldd is ready on")
         let socket = try #require(line.components(separatedBy: " ").last)
         demo.signal(SIGINT)

@@ -1,0 +1,148 @@
+import Synchronization
+
+/// A subscription's bounded buffer between the reader thread and the consuming task.
+///
+/// It has `AsyncStream`'s yield semantics (bounded, dropping the newest or the oldest, reporting what it
+/// dropped), but hands notifications over in batches: `yield` only appends, the reader calls `flush` once per read
+/// of the socket, and the consumer takes everything queued in one locked step and then iterates without locks. So a
+/// burst costs one wake-up of the consumer, not one per notification, which is what a `for await` at a million
+/// notifications a second needs.
+final class NotificationBuffer: Sendable {
+    /// What became of a notification offered to the buffer.
+    enum YieldResult: Sendable {
+        case enqueued
+        /// The buffer was full: with `bufferingOldest` the offered one was dropped, with `bufferingNewest` the
+        /// oldest queued one, which this carries.
+        case dropped(HeraldNotification)
+        /// The consumer is gone or the buffer was finished.
+        case terminated
+    }
+
+    /// How the buffer ended, for ``onTermination``.
+    enum Termination: Sendable {
+        case finished
+        case cancelled
+    }
+
+    private struct State {
+        var items: [HeraldNotification] = []
+        var waiter: CheckedContinuation<[HeraldNotification]?, Never>?
+        var finished = false
+        var terminated = false
+        var onTermination: (@Sendable (Termination) -> Void)?
+    }
+
+    private let state = Mutex(State())
+    private let policy: BufferingPolicy
+
+    init(policy: BufferingPolicy) {
+        self.policy = policy
+    }
+
+    /// Called once when the buffer is finished or its consumer goes away (cancelled, or the sequence released).
+    var onTermination: (@Sendable (Termination) -> Void)? {
+        get { state.withLock { $0.onTermination } }
+        set { state.withLock { $0.onTermination = newValue } }
+    }
+
+    /// Queues `notification` for the consumer, without waking it: the caller ``flush()``es after its batch.
+    @discardableResult
+    func yield(_ notification: HeraldNotification) -> YieldResult {
+        state.withLock { state in
+            if state.finished || state.terminated { return .terminated }
+            switch policy {
+            case .bufferingOldest(let limit) where state.items.count >= max(1, limit):
+                return .dropped(notification)
+            case .bufferingNewest(let limit) where state.items.count >= max(1, limit):
+                let oldest = state.items.removeFirst()
+                state.items.append(notification)
+                return .dropped(oldest)
+            default:
+                state.items.append(notification)
+                return .enqueued
+            }
+        }
+    }
+
+    /// Hands everything queued to the consumer if it is waiting; one resume for the whole batch.
+    func flush() {
+        let handoff = state.withLock {
+            state -> (CheckedContinuation<[HeraldNotification]?, Never>, [HeraldNotification])? in
+            guard let waiter = state.waiter, !state.items.isEmpty else { return nil }
+            state.waiter = nil
+            defer { state.items = [] }
+            return (waiter, state.items)
+        }
+        if let (waiter, items) = handoff { waiter.resume(returning: items) }
+    }
+
+    /// No more notifications: the consumer gets what is queued, then the end.
+    func finish() {
+        let (waiter, handler) = state.withLock {
+            state -> (CheckedContinuation<[HeraldNotification]?, Never>?, (@Sendable (Termination) -> Void)?) in
+            guard !state.finished && !state.terminated else { return (nil, nil) }
+            state.finished = true
+            defer {
+                state.waiter = nil
+                state.onTermination = nil
+            }
+            return (state.items.isEmpty ? state.waiter : nil, state.onTermination)
+        }
+        waiter?.resume(returning: nil)
+        handler?(.finished)
+    }
+
+    /// The consumer is gone: drop everything and tell the owner.
+    func terminate() {
+        let (waiter, handler) = state.withLock {
+            state -> (CheckedContinuation<[HeraldNotification]?, Never>?, (@Sendable (Termination) -> Void)?) in
+            guard !state.terminated else { return (nil, nil) }
+            state.terminated = true
+            state.items = []
+            defer {
+                state.waiter = nil
+                state.onTermination = nil
+            }
+            return (state.waiter, state.finished ? nil : state.onTermination)
+        }
+        waiter?.resume(returning: nil)
+        handler?(.cancelled)
+    }
+
+    /// Takes everything queued, waiting for at least one notification; nil at the end or when cancelled.
+    func take() async -> [HeraldNotification]? {
+        if Task.isCancelled {
+            terminate()
+            return nil
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[HeraldNotification]?, Never>) in
+                let now = state.withLock { state -> [HeraldNotification]?? in
+                    if !state.items.isEmpty {
+                        defer { state.items = [] }
+                        return .some(state.items)
+                    }
+                    if state.finished || state.terminated { return .some(nil) }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            terminate()
+        }
+    }
+}
+
+/// Terminates a buffer when the last sequence or iterator over it is released, as `AsyncStream` does.
+final class BufferLifetime: Sendable {
+    let buffer: NotificationBuffer
+
+    init(_ buffer: NotificationBuffer) {
+        self.buffer = buffer
+    }
+
+    deinit {
+        buffer.terminate()
+    }
+}
