@@ -19,6 +19,9 @@ extension Broker {
         case .ready:
             break
         }
+        if configuration.maxNameBytes < Limits.maxNameBytes, let error = overlongName(in: frame) {
+            return fail(id, error)
+        }
         switch frame {
         case .hello:
             return fail(id, WireError(.unexpectedHello, "HELLO was already received on this connection"))
@@ -86,6 +89,28 @@ extension Broker {
         )
         enqueueControl(.welcome(welcome), to: id)
         return .none
+    }
+
+    /// The error for a name or pattern longer than `--max-name-bytes`, which may be set below the protocol's 255.
+    private func overlongName(in frame: Frame) -> WireError? {
+        let limit = configuration.maxNameBytes
+        func check(_ text: String, _ code: WireError.Code, _ what: String, _ request: UInt32) -> WireError? {
+            let count = text.utf8.count
+            guard count > limit else { return nil }
+            return WireError(
+                code,
+                "\(what) of \(count) bytes is over this daemon's limit of \(limit)",
+                request: request
+            )
+        }
+        switch frame {
+        case .post(let post): return check(post.name, .invalidName, "name", post.request)
+        case .get(let get): return check(get.name, .invalidName, "name", get.request)
+        case .will(let will): return check(will.name, .invalidName, "name", will.request)
+        case .subscribe(let subscribe):
+            return check(subscribe.pattern.text, .invalidPattern, "pattern", subscribe.subscription)
+        default: return nil
+        }
     }
 
     /// Checks what `POST` and `WILL` share: not a monitor, not a reserved name, room for a retained value.

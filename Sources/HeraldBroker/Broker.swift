@@ -18,6 +18,8 @@ public struct Broker {
         /// When the daemon started, in nanoseconds since 1970.
         public var startTime: UInt64
         public var maxPayload: Int = Limits.defaultMaxPayload
+        /// The longest name or pattern accepted, at most the protocol's 255 bytes.
+        public var maxNameBytes: Int = Limits.maxNameBytes
         public var maxSubscriptions: Int = Limits.defaultMaxSubscriptions
         public var maxRetained: Int = Limits.defaultMaxRetained
         public var queueBytes: Int = Limits.defaultQueueBytes

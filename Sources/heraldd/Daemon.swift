@@ -106,6 +106,7 @@ final class Daemon {
         )
         configuration.queueBytes = options.queueBytes
         configuration.maxPayload = options.maxPayload
+        configuration.maxNameBytes = options.maxNameBytes
         configuration.maxSubscriptions = options.maxSubscriptions
         configuration.maxRetained = options.maxRetained
         configuration.maxConnections = options.maxConnections
@@ -166,7 +167,9 @@ final class Daemon {
     /// The daemon crossed `--max-queued-bytes`, one way or the other: stop or resume reading everyone.
     func globalBoundChanged() {
         if broker.isOverGlobalBound {
-            logger.warning("queued output passed \(options.maxQueuedBytes) bytes: reading no connection until it drains")
+            logger.warning(
+                "queued output passed \(options.maxQueuedBytes) bytes: reading no connection until it drains"
+            )
         } else {
             logger.notice("queued output drained: reading connections again")
         }

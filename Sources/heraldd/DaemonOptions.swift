@@ -10,6 +10,7 @@ struct DaemonOptions {
     var logLevel: Logger.Level
     var queueBytes: Int
     var maxPayload: Int
+    var maxNameBytes: Int
     var maxSubscriptions: Int
     var maxRetained: Int
     var maxConnections: Int
@@ -46,6 +47,12 @@ struct DaemonOptions {
                 valueName: "bytes",
                 help: "The largest payload accepted.",
                 defaultDescription: "\(Limits.defaultMaxPayload)"
+            ),
+            OptionSpec(
+                long: "max-name-bytes",
+                valueName: "bytes",
+                help: "The longest name or pattern accepted, at most 255.",
+                defaultDescription: "\(Limits.maxNameBytes)"
             ),
             OptionSpec(
                 long: "max-subscriptions",
@@ -92,6 +99,7 @@ struct DaemonOptions {
         logLevel = level
         queueBytes = try arguments.int("queue-bytes", range: 4096...(1 << 30)) ?? Limits.defaultQueueBytes
         maxPayload = try arguments.int("max-payload", range: 0...(16 << 20)) ?? Limits.defaultMaxPayload
+        maxNameBytes = try arguments.int("max-name-bytes", range: 1...Limits.maxNameBytes) ?? Limits.maxNameBytes
         maxSubscriptions = try arguments.int("max-subscriptions", range: 1...65535) ?? Limits.defaultMaxSubscriptions
         maxRetained = try arguments.int("max-retained", range: 0...1_000_000) ?? Limits.defaultMaxRetained
         maxConnections = try arguments.int("max-connections", range: 1...1_000_000) ?? Limits.defaultMaxConnections

@@ -50,6 +50,29 @@ struct SecurityAndLimitsTests {
         #expect(harness.broker.connectionOpened(ConnectionID(5), sender: BrokerHarness.owner) == .none)
     }
 
+    @Test func enforcesALowerNameLimitOnNamesAndPatterns() {
+        var configuration = Broker.Configuration(ownerUID: 1000, daemonPID: 42, server: "t", startTime: 0)
+        configuration.maxNameBytes = 8
+        var harness = BrokerHarness()
+        harness.broker = Broker(configuration: configuration)
+        let poster = harness.connect(1)
+        harness.post(poster, "short.ok")
+        #expect(harness.broker.wantsInput(poster))
+        harness.post(poster, "much.too.long", request: 4)
+        #expect(
+            harness.output(of: poster).last
+                == .error(WireError(.invalidName, "name of 13 bytes is over this daemon's limit of 8", request: 4))
+        )
+        let subscriber = harness.connect(2)
+        harness.subscribe(subscriber, 3, "pattern.**")
+        #expect(
+            harness.output(of: subscriber).last
+                == .error(
+                    WireError(.invalidPattern, "pattern of 10 bytes is over this daemon's limit of 8", request: 3)
+                )
+        )
+    }
+
     @Test func listsRetainedNamesAndExactSubscriptionsSorted() {
         var harness = BrokerHarness()
         let id = harness.connect(1)
