@@ -51,7 +51,9 @@ extension Daemon {
             logger.debug("connection \(fd) from pid \(credentials.pid) uid \(credentials.uid)")
             let sender = Sender(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
             if broker.connectionOpened(ConnectionID(Int(fd)), sender: sender) == .closeAfterFlush {
-                logger.warning("refused pid \(credentials.pid) uid \(credentials.uid): not this daemon's user, or over its limit")
+                logger.warning(
+                    "refused pid \(credentials.pid) uid \(credentials.uid): not this daemon's user, or over its limit"
+                )
                 beginClosing(fd)
             }
         }

@@ -45,7 +45,10 @@ struct BrokerHarness {
         _ pattern: String,
         overflow: OverflowPolicy = .dropOldest
     ) {
-        send(.subscribe(.init(subscription: subscription, pattern: try! Pattern(pattern), overflow: overflow)), from: id)
+        send(
+            .subscribe(.init(subscription: subscription, pattern: try! Pattern(pattern), overflow: overflow)),
+            from: id
+        )
     }
 
     mutating func post(
