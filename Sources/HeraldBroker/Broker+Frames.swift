@@ -158,6 +158,9 @@ extension Broker {
             sender: connections[id.rawValue]!.sender,
             now: now
         )
+        // The post may have overflowed the poster's own queue under DISCONNECT: then its final ERROR is queued
+        // and nothing may follow it (wire.md: every ERROR is final). Found by the fuzzer.
+        if isClosing(id) { return .closeAfterFlush }
         if post.request != 0 {
             enqueueControl(.ack(Frame.Ack(request: post.request, sequence: sequence)), to: id)
         }
@@ -344,13 +347,20 @@ extension Broker {
 
     private static let everything = try! Pattern("**")
 
-    /// Answers `NAMES`: retained names and exact subscriptions, sorted, in frames of at most ~60 KB.
+    /// The most name bytes one `NAMES_REPORT` carries: under the frame limit a client derives from `maxPayload`,
+    /// and at most ~60 KB.
+    private var namesChunkBytes: Int {
+        min(60_000, Limits.maxFrameLength(maxPayload: configuration.maxPayload) - 64)
+    }
+
+    /// Answers `NAMES`: retained names and exact subscriptions, sorted, in frames a client can decode.
     private mutating func answerNames(_ request: UInt32, to id: ConnectionID) {
         let names = Set(retained.keys).union(index.exactNames).sorted()
         var chunk: [String] = []
         var size = 0
         for name in names {
-            if size + 1 + name.utf8.count > 60_000 {
+            // A frame must fit the client's decoder, which WELCOME's maxPayload sizes; found by the fuzzer.
+            if size + 1 + name.utf8.count > namesChunkBytes {
                 enqueueControl(.namesReport(Frame.NamesReport(request: request, names: chunk, more: true)), to: id)
                 chunk = []
                 size = 0

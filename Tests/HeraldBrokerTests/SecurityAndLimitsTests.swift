@@ -73,6 +73,51 @@ struct SecurityAndLimitsTests {
         )
     }
 
+    @Test func sizesNamesReportsForTheClientsFrameLimit() throws {
+        var configuration = Broker.Configuration(ownerUID: 1000, daemonPID: 42, server: "t", startTime: 0)
+        configuration.maxPayload = 1024
+        configuration.maxRetained = 100
+        var harness = BrokerHarness()
+        harness.broker = Broker(configuration: configuration)
+        let id = harness.connect(1)
+        let long = String(repeating: "n", count: 190)
+        for index in 0..<20 { harness.post(id, "\(long).\(100 + index)", "v", retain: true) }
+        harness.send(.names(.init(request: 9)), from: id)
+        var bytes: [UInt8] = []
+        while harness.broker.hasOutput(id) {
+            var chunk: [UInt8] = []
+            harness.broker.pendingOutput(for: id, maxChunks: 64) { chunk.append(contentsOf: $0) }
+            harness.broker.didWrite(chunk.count, to: id)
+            bytes += chunk
+        }
+        // Decoded as the library does, with the frame limit WELCOME's maxPayload implies.
+        var decoder = FrameDecoder(role: .client, maxPayload: 1024)
+        decoder.append(contentsOf: bytes)
+        var names = 0
+        while let frame = try decoder.next() {
+            if case .namesReport(let report) = frame { names += report.names.count }
+        }
+        #expect(names == 20)
+    }
+
+    @Test func noAckFollowsTheFinalErrorOfAConnectionItsOwnPostOverflowed() {
+        var harness = BrokerHarness(queueBytes: 100)
+        let id = harness.connect(1)
+        harness.subscribe(id, 1, "a.**", overflow: .disconnect)
+        _ = harness.output(of: id)
+        let payload = String(repeating: "p", count: 200)
+        #expect(
+            harness.send(.post(.init(request: 7, name: "a.b", payload: Array(payload.utf8))), from: id)
+                == .closeAfterFlush
+        )
+        let frames = harness.output(of: id)
+        guard case .error(let error)? = frames.last else {
+            Issue.record("the last frame is not the final ERROR: \(frames)")
+            return
+        }
+        #expect(error.code == .slowConsumer)
+    }
+
     @Test func listsRetainedNamesAndExactSubscriptionsSorted() {
         var harness = BrokerHarness()
         let id = harness.connect(1)
