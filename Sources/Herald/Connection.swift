@@ -84,6 +84,9 @@ final class Connection: Sendable {
         _ what: String,
         frame: (UInt32) -> Frame
     ) async throws(HeraldError) -> Reply {
+        if Task.isCancelled {
+            throw HeraldError(.cancelled, "the task was cancelled before sending \(what)")
+        }
         let id = try state.withLock { state throws(HeraldError) in try state.addRequest(kind) }
         do {
             try write(frame(id).encoded())
@@ -130,6 +133,10 @@ final class Connection: Sendable {
     ///   failure the subscription is no longer this connection's, unless the connection itself ended and handed it
     ///   on (then the stream stays open).
     func register(_ subscription: Subscription) async throws(HeraldError) {
+        // A task cancelled before it asked sends nothing: whether the answer could still win is otherwise a race.
+        if Task.isCancelled {
+            throw HeraldError(.cancelled, "the task was cancelled before subscribing to \(subscription.pattern.text)")
+        }
         let limit = Int(welcome.maxSubscriptions)
         var adopted = subscription
         adopted.isLive = false

@@ -16,7 +16,7 @@ struct StartupError: Error, CustomStringConvertible {
 ///
 /// Fairness: each readable connection gets one read of at most 64 KiB per turn of the loop, so a
 /// flooding publisher cannot starve the others. Writes are batched: after a turn's reads, every
-/// connection with new output gets one `writev` of up to 64 queued frames per call.
+/// connection with new output gets its queued frames copied into one buffer and sent with one `send` per 64 KiB.
 final class Daemon {
     static let listenerTag = UInt64.max
     static let signalTag = UInt64.max - 1
@@ -46,7 +46,8 @@ final class Daemon {
     var shutdownDeadline: UInt64?
 
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
-    let iovecs = UnsafeMutableBufferPointer<iovec>.allocate(capacity: 64)
+    /// Where a connection's queued frames are gathered for one `send`.
+    let writeBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
     let events = UnsafeMutableBufferPointer<Epoll.Event>.allocate(capacity: 256)
 
     /// Claims the socket path and starts listening.
@@ -116,7 +117,7 @@ final class Daemon {
 
     deinit {
         readBuffer.deallocate()
-        iovecs.deallocate()
+        writeBuffer.deallocate()
         events.deallocate()
     }
 
