@@ -32,10 +32,7 @@ struct NamesCommand: Subcommand {
         }
         let text: String
         if json {
-            text =
-                "["
-                + names.map { String(decoding: JSONValue.string($0).encoded, as: UTF8.self) }
-                .joined(separator: ",") + "]\n"
+            text = "[" + names.map(OutputFormat.quoted).joined(separator: ",") + "]\n"
         } else {
             text = names.map { $0 + "\n" }.joined()
         }

@@ -1,3 +1,4 @@
+import Foundation
 import Herald
 
 /// How `observe`, `wait` and `get --json` print a notification: a human line or a JSON line.
@@ -134,28 +135,10 @@ enum OutputFormat {
         return "\(rest)s"
     }
 
-    /// A JSON value as compact JSON text on one line, with object keys sorted so the output is stable.
-    ///
-    /// Whole numbers that a double holds exactly print without a fraction (`42`, not `42.0`).
+    /// A JSON value as compact JSON text on one line: the library's own encoding (keys sorted by their UTF-8 bytes,
+    /// whole numbers a double holds exactly without a fraction), so the CLI prints what other processes compare.
     static func render(_ value: JSONValue) -> String {
-        switch value {
-        case .null:
-            return "null"
-        case .bool(let bool):
-            return bool ? "true" : "false"
-        case .number(let number):
-            // 2^53: beyond it not every integer is a double, and Int64 conversion could trap near 2^63.
-            if number.rounded() == number && abs(number) < 9_007_199_254_740_992 {
-                return String(Int64(number))
-            }
-            return number.isFinite ? "\(number)" : "null"
-        case .string(let string):
-            return quoted(string)
-        case .array(let elements):
-            return "[" + elements.map(render).joined(separator: ",") + "]"
-        case .object(let members):
-            return object(members.keys.sorted().map { (key: $0, value: render(members[$0]!)) })
-        }
+        String(decoding: value.encoded, as: UTF8.self)
     }
 
     /// A JSON object from members whose values are already JSON text, in the order given.
@@ -165,47 +148,12 @@ enum OutputFormat {
 
     /// The string as a JSON string literal: quoted, with quotes, backslashes and control characters escaped.
     static func quoted(_ string: String) -> String {
-        var out = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case _ where scalar.value < 0x20:
-                out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-            default:
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        render(.string(string))
     }
 
     /// The bytes in standard base64 (RFC 4648, section 4) with `=` padding.
     static func base64(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index < bytes.count {
-            let count = min(3, bytes.count - index)
-            let chunk =
-                UInt32(bytes[index]) << 16
-                | (count > 1 ? UInt32(bytes[index + 1]) << 8 : 0)
-                | (count > 2 ? UInt32(bytes[index + 2]) : 0)
-            for position in 0..<4 {
-                if position <= count {
-                    out.append(alphabet[Int(chunk >> (18 - 6 * UInt32(position)) & 0x3F)])
-                } else {
-                    out.append(UInt8(ascii: "="))
-                }
-            }
-            index += 3
-        }
-        return String(decoding: out, as: UTF8.self)
+        Data(bytes).base64EncodedString()
     }
 
     /// The number in decimal, left-padded with zeros to `width` digits.
