@@ -121,7 +121,7 @@ extension Broker {
         request: UInt32,
         on id: ConnectionID
     ) -> WireError? {
-        if connections[id.rawValue]!.isMonitor {
+        if mailboxes[id.rawValue].isMonitor {
             return WireError(.permissionDenied, "a monitor connection is read-only", request: request)
         }
         if Name.isReserved(name) {
@@ -167,6 +167,52 @@ extension Broker {
         return .none
     }
 
+    /// A `POST` read in place by the decoder (`FrameDecoder.withNextFrame`): the daemon's common case.
+    ///
+    /// A live post to a plain name is routed and its `NOTIFY` encoded straight from the decoder's bytes
+    /// into the arena; anything that needs more (a retained value, a monitor's refusal, a reserved name, a
+    /// lowered name limit, a connection not yet ready) goes through `frameReceived` as a `Frame`.
+    public mutating func postReceived(_ post: PostView, from id: ConnectionID, now: UInt64) -> Action {
+        guard mailboxes[id.rawValue].phase == .ready, !post.retain, !mailboxes[id.rawValue].isMonitor,
+            configuration.maxNameBytes >= post.name.count, !post.isReservedName
+        else {
+            return frameReceived(.post(post.post), from: id, now: now)
+        }
+        lastSequence += 1
+        posted += 1
+        let sequence = lastSequence
+        var found: [ConnectionID] = []
+        swap(&found, &matches)
+        // A name of up to 15 ASCII bytes is a small string: no allocation.
+        index.forEachMatch(of: String(decoding: post.name, as: UTF8.self)) { found.append($0) }
+        if !found.isEmpty {
+            let size = Frame.Notify.encodedSize(nameCount: post.name.count, payloadCount: post.payload.count)
+            if arenaUsed + size > arena.capacity { endTurn() }
+            let offset = arenaUsed
+            let sender = mailboxes[id.rawValue].sender
+            Frame.Notify.encodeLive(
+                sequence: sequence,
+                time: now,
+                pid: sender.pid,
+                uid: sender.uid,
+                gid: sender.gid,
+                name: post.name,
+                payload: post.payload,
+                to: arena.base + offset
+            )
+            arenaUsed += size
+            deliver(arenaOffset: offset, size: size, sequence: sequence, to: found)
+        }
+        found.removeAll(keepingCapacity: true)
+        swap(&found, &matches)
+        // As in handlePost: the poster's own queue may have overflowed under DISCONNECT.
+        if isClosing(id) { return .closeAfterFlush }
+        if post.request != 0 {
+            enqueueControl(.ack(Frame.Ack(request: post.request, sequence: sequence)), to: id)
+        }
+        return .none
+    }
+
     /// Assigns the next sequence number, stores or clears the retained value, and delivers.
     ///
     /// - Returns: The post's sequence number.
@@ -191,37 +237,48 @@ extension Broker {
     }
 
     /// Queues one live post to every connection with a matching subscription, once per connection,
-    /// from bytes encoded once.
+    /// from bytes encoded once into the broker's scratch memory and copied into each queue.
     private mutating func deliver(_ notify: Frame.Notify) {
         var found: [ConnectionID] = []
         swap(&found, &matches)
         index.forEachMatch(of: notify.name) { found.append($0) }
         if !found.isEmpty {
-            let frame = EncodedFrame(.notify(notify), accounting: accounting)
-            let sequence = notify.sequence
-            for id in found {
-                guard let delivery = mailboxes[id.rawValue].enqueueLive(frame, sequence: sequence) else { continue }
-                if delivery.becameDirty { dirty.append(id) }
-                if delivery.becameUrgent { urgent.append(id) }
-                switch delivery.outcome {
-                case .queued(let count):
-                    dropped += UInt64(count)
-                case .overflowed:
-                    // DISCONNECT: what is queued and not begun goes, the reason goes out, then the socket.
-                    mailboxes[id.rawValue].queue.removeLiveFrames()
-                    _ = fail(
-                        id,
-                        WireError(
-                            .slowConsumer,
-                            "this connection read too slowly: its queue of \(configuration.queueBytes) bytes "
-                                + "overflowed and its overflow policy is disconnect"
-                        )
-                    )
-                }
-            }
+            let frame = Frame.notify(notify)
+            let size = frame.encodedSize
+            if arenaUsed + size > arena.capacity { endTurn() }
+            let offset = arenaUsed
+            frame.encode(to: UnsafeMutableRawBufferPointer(start: arena.base + offset, count: size))
+            arenaUsed += size
+            deliver(arenaOffset: offset, size: size, sequence: notify.sequence, to: found)
         }
         found.removeAll(keepingCapacity: true)
         swap(&found, &matches)
+    }
+
+    /// Queues the live `NOTIFY` encoded at `offset` in the arena to each of `ids`.
+    private mutating func deliver(arenaOffset offset: Int, size: Int, sequence: UInt64, to ids: [ConnectionID]) {
+        for id in ids {
+            guard let delivery = mailboxes[id.rawValue].enqueueLive(arenaOffset: offset, size: size, sequence: sequence)
+            else { continue }
+            if delivery.becameDirty { dirty.append(id) }
+            if delivery.becameArenaHolder { arenaHolders.append(id) }
+            if delivery.becameUrgent { urgent.append(id) }
+            switch delivery.outcome {
+            case .queued(let count):
+                dropped += UInt64(count)
+            case .overflowed:
+                // DISCONNECT: what is queued and not begun goes, the reason goes out, then the socket.
+                mailboxes[id.rawValue].queue.removeLiveFrames()
+                _ = fail(
+                    id,
+                    WireError(
+                        .slowConsumer,
+                        "this connection read too slowly: its queue of \(configuration.queueBytes) bytes "
+                            + "overflowed and its overflow policy is disconnect"
+                    )
+                )
+            }
+        }
     }
 
     private mutating func handleSubscribe(_ subscribe: Frame.Subscribe, on id: ConnectionID) -> Action {
@@ -338,7 +395,7 @@ extension Broker {
                 )
             )
         }
-        connections[id.rawValue]!.isMonitor = true
+        mailboxes[id.rawValue].isMonitor = true
         connections[id.rawValue]!.will = nil
         addSubscription(monitor.request, Self.everything, .dropOldest, on: id)
         enqueueControl(.ack(Frame.Ack(request: monitor.request, sequence: lastSequence)), to: id)

@@ -1,3 +1,5 @@
+import HeraldWire
+
 extension Broker {
     /// What a delivery reads and changes for one connection: its phase, its outgoing queue and the flags
     /// that list it for writing.
@@ -17,9 +19,16 @@ extension Broker {
         var isDirty = false
         /// Whether the connection is in the broker's `urgent` list.
         var isUrgent = false
+        /// Whether the connection is in the broker's `arenaHolders` list.
+        var holdsArena = false
+        /// Whether the connection asked for `MONITOR`, which makes it read-only.
+        var isMonitor = false
+        /// Who is at the other end: what a post from here is stamped with. The same as its `Connection`'s,
+        /// here too so that the per-post path reads only the mailbox.
+        var sender = Sender(pid: 0, uid: 0, gid: 0)
 
-        init(queueLimit: Int) {
-            queue = OutboundQueue(limit: queueLimit)
+        init(queueLimit: Int, accounting: OutputAccounting, arena: FrameArena) {
+            queue = OutboundQueue(limit: queueLimit, accounting: accounting, arena: arena)
         }
 
         /// What `enqueueLive` did, and which of the broker's lists the connection must now join.
@@ -27,27 +36,35 @@ extension Broker {
             var outcome: OutboundQueue.LiveOutcome
             var becameDirty: Bool
             var becameUrgent: Bool
+            var becameArenaHolder: Bool
         }
 
         /// Queues a live post unless it is already queued here, marking the mailbox dirty, and urgent
         /// once the queue passes half its bound.
         ///
         /// - Returns: nil when the post was already queued or the connection is not ready.
-        mutating func enqueueLive(_ frame: EncodedFrame, sequence: UInt64) -> Delivery? {
+        mutating func enqueueLive(arenaOffset offset: Int, size: Int, sequence: UInt64) -> Delivery? {
             guard phase == .ready, lastSequence != sequence else { return nil }
             lastSequence = sequence
-            let outcome = queue.enqueueLive(frame, sequence: sequence)
+            let outcome = queue.enqueueLive(arenaOffset: offset, size: size, sequence: sequence)
             let becameDirty = !isDirty
             isDirty = true
             let becameUrgent = !isUrgent && queue.queuedBytes * 2 > queue.limit
             if becameUrgent { isUrgent = true }
-            return Delivery(outcome: outcome, becameDirty: becameDirty, becameUrgent: becameUrgent)
+            let becameArenaHolder = !holdsArena && queue.arenaBytes > 0
+            if becameArenaHolder { holdsArena = true }
+            return Delivery(
+                outcome: outcome,
+                becameDirty: becameDirty,
+                becameUrgent: becameUrgent,
+                becameArenaHolder: becameArenaHolder
+            )
         }
 
         /// Queues a control frame and marks the mailbox dirty.
         ///
         /// - Returns: Whether it just became dirty, so the broker lists it.
-        mutating func enqueueControl(_ frame: EncodedFrame) -> Bool {
+        mutating func enqueueControl(_ frame: Frame) -> Bool {
             queue.enqueueControl(frame)
             defer { isDirty = true }
             return !isDirty

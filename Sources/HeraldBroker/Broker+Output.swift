@@ -45,19 +45,35 @@ extension Broker {
         urgent.removeAll(keepingCapacity: true)
     }
 
-    /// Calls `body` with the connection's next bytes to write, in order, at most `maxChunks` of them.
-    /// The memory stays valid until the next call that changes the broker.
+    /// Calls `body` with the connection's next bytes to write, in order: ranges of its queue's buffer, at most
+    /// `maxChunks` of them and none more once `maxBytes` are offered. The memory stays valid until the next
+    /// call that changes the broker.
     public mutating func pendingOutput(
         for id: ConnectionID,
         maxChunks: Int,
+        maxBytes: Int = .max,
         _ body: (UnsafeRawBufferPointer) -> Void
     ) {
-        mailboxes[id.rawValue].queue.pendingChunks(maxChunks: maxChunks, body)
+        mailboxes[id.rawValue].queue.pendingChunks(maxChunks: maxChunks, maxBytes: maxBytes, body)
     }
 
     /// Records that `byteCount` bytes of the connection's pending output were written.
     public mutating func didWrite(_ byteCount: Int, to id: ConnectionID) {
         guard byteCount > 0, mailboxes[id.rawValue].phase != .closed else { return }
         delivered += UInt64(mailboxes[id.rawValue].didWrite(byteCount))
+    }
+
+    /// Ends the owner's turn, after it wrote what it could: frames that were not written are copied out
+    /// of the arena into their connections' own buffers, and the arena is reused from its start.
+    ///
+    /// Call it once per turn of the event loop, after writing. The broker also calls it itself when the
+    /// arena fills, so not calling it costs copies, never correctness.
+    public mutating func endTurn() {
+        for id in arenaHolders where mailboxes[id.rawValue].holdsArena {
+            mailboxes[id.rawValue].holdsArena = false
+            mailboxes[id.rawValue].queue.settleArena()
+        }
+        arenaHolders.removeAll(keepingCapacity: true)
+        arenaUsed = 0
     }
 }

@@ -64,8 +64,6 @@ public struct Broker {
         /// Whether the client said `BYE`: then its will is not posted.
         var saidGoodbye = false
         var will: Frame.Will?
-        /// A read-only monitor (`MONITOR`).
-        var isMonitor = false
     }
 
     struct Retained {
@@ -91,7 +89,15 @@ public struct Broker {
     /// Reused for each post's matches, so matching allocates nothing once warm.
     var matches: [ConnectionID] = []
     /// The bytes of every encoded frame alive.
-    public let accounting = FrameAccounting()
+    public let accounting = OutputAccounting()
+    /// Where a turn's live posts are encoded, once each, for every subscriber's queue to send from.
+    ///
+    /// A `Broker` shares its arena (and its `accounting`) with its copies: use one copy at a time.
+    let arena: FrameArena
+    /// Bytes of the arena used this turn.
+    var arenaUsed = 0
+    /// Connections with frames in the arena: what `endTurn()` settles.
+    var arenaHolders: [ConnectionID] = []
     /// Whether the daemon is over `maxQueuedBytes` and so reads no connection.
     public private(set) var isOverGlobalBound = false
     var pendingWills: [PendingWill] = []
@@ -100,6 +106,7 @@ public struct Broker {
     /// Creates a broker with no connections.
     public init(configuration: Configuration) {
         self.configuration = configuration
+        arena = FrameArena(capacity: max(1 << 20, 4 + Limits.maxFrameLength(maxPayload: configuration.maxPayload)))
     }
 
     /// A new connection was accepted from `sender`.
@@ -107,11 +114,12 @@ public struct Broker {
         if id.rawValue >= connections.count {
             let added = id.rawValue + 1 - connections.count
             connections.append(contentsOf: repeatElement(nil, count: added))
-            mailboxes.append(contentsOf: repeatElement(Mailbox(queueLimit: configuration.queueBytes), count: added))
+            mailboxes.append(contentsOf: repeatElement(Mailbox(queueLimit: configuration.queueBytes, accounting: accounting, arena: arena), count: added))
         }
         precondition(connections[id.rawValue] == nil, "connection \(id) opened twice")
         connections[id.rawValue] = Connection(sender: sender)
         mailboxes[id.rawValue].phase = .awaitingHello
+        mailboxes[id.rawValue].sender = sender
         openConnections += 1
         connectionsByUID[sender.uid, default: 0] += 1
         if sender.uid != configuration.ownerUID && sender.uid != 0 {
@@ -153,7 +161,7 @@ public struct Broker {
             index.remove(subscription.pattern, for: id)
         }
         subscriptionCount -= connection.subscriptions.count
-        mailboxes[id.rawValue] = Mailbox(queueLimit: configuration.queueBytes)
+        mailboxes[id.rawValue] = Mailbox(queueLimit: configuration.queueBytes, accounting: accounting, arena: arena)
         connections[id.rawValue] = nil
         openConnections -= 1
         let uid = connection.sender.uid
@@ -221,7 +229,7 @@ public struct Broker {
     // MARK: Internals shared with the extensions
 
     mutating func enqueueControl(_ frame: Frame, to id: ConnectionID) {
-        if mailboxes[id.rawValue].enqueueControl(EncodedFrame(frame, accounting: accounting)) {
+        if mailboxes[id.rawValue].enqueueControl(frame) {
             dirty.append(id)
         }
     }
@@ -239,3 +247,4 @@ public struct Broker {
         mailboxes[id.rawValue].queue.setPolicy(policy)
     }
 }
+

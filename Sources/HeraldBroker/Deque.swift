@@ -1,5 +1,8 @@
 /// A double-ended queue on a ring buffer: O(1) append and removal at both ends, no per-element
-/// allocation. Internal to the broker; it holds each connection's outgoing frames.
+/// allocation. Internal to the broker; it holds each connection's outgoing frame records.
+///
+/// The capacity is a power of two, so a position wraps with a mask rather than a division (`%` was
+/// ~25 instructions of every append and removal in the daemon's profile).
 struct Deque<Element> {
     private var storage: [Element?] = []
     private var head = 0
@@ -9,26 +12,30 @@ struct Deque<Element> {
 
     var first: Element? { count == 0 ? nil : storage[head] }
 
+    /// `storage.count - 1`; valid once storage is allocated (its count is a power of two).
+    private var mask: Int { storage.count &- 1 }
+
     subscript(index: Int) -> Element {
         get {
             precondition(index >= 0 && index < count, "Deque index \(index) out of range 0..<\(count)")
-            return storage[(head + index) % storage.count]!
+            return storage[(head &+ index) & mask]!
         }
-        set {
+        _modify {
             precondition(index >= 0 && index < count, "Deque index \(index) out of range 0..<\(count)")
-            storage[(head + index) % storage.count] = newValue
+            let position = (head &+ index) & mask
+            yield &storage[position]!
         }
     }
 
     mutating func append(_ element: Element) {
         if count == storage.count { grow() }
-        storage[(head + count) % storage.count] = element
+        storage[(head &+ count) & mask] = element
         count += 1
     }
 
     mutating func prepend(_ element: Element) {
         if count == storage.count { grow() }
-        head = (head + storage.count - 1) % storage.count
+        head = (head &- 1) & mask
         storage[head] = element
         count += 1
     }
@@ -48,9 +55,8 @@ struct Deque<Element> {
     @discardableResult
     mutating func removeFirst() -> Element {
         precondition(count > 0, "removeFirst on an empty Deque")
-        let element = storage[head]!
-        storage[head] = nil
-        head = (head + 1) % storage.count
+        let element = storage[head].take()!
+        head = (head &+ 1) & mask
         count -= 1
         return element
     }
@@ -75,14 +81,13 @@ struct Deque<Element> {
     }
 
     private mutating func swapAt(_ a: Int, _ b: Int) {
-        let size = storage.count
-        storage.swapAt((head + a) % size, (head + b) % size)
+        storage.swapAt((head &+ a) & mask, (head &+ b) & mask)
     }
 
     private mutating func grow() {
         var grown = [Element?](repeating: nil, count: Swift.max(8, storage.count * 2))
         for index in 0..<count {
-            grown[index] = storage[(head + index) % storage.count]
+            grown[index] = storage[(head &+ index) & mask]
         }
         storage = grown
         head = 0

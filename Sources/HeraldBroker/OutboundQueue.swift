@@ -8,37 +8,70 @@ public import HeraldWire
 /// queue then owes the connection a `DROPPED` notice with the exact count and sequence range, which
 /// it places right after the frame in flight, where the gap is. The queue does no I/O: the owner asks
 /// for `pendingChunks` to write and reports what was written with `didWrite`.
+///
+/// Layout. A frame's bytes are copied into the queue's own buffer when it is queued, back to back, so
+/// the owner writes them from there with one `send` (usually one contiguous range) and nothing is
+/// reference-counted per frame. A small record per frame (where its bytes are, its sequence number)
+/// keeps the order and what the policies need. A dropped frame leaves its bytes behind as a hole
+/// that `pendingChunks` skips; when the buffer is full, the frames still queued are copied into a
+/// fresh buffer, which is grown only when more than three quarters of it would still be in use. So a
+/// queue's memory stays under about three times its bound, and each byte is copied a bounded number
+/// of times however long a subscriber stays stopped.
 public struct OutboundQueue {
     struct Entry {
-        let frame: EncodedFrame
+        /// Where the frame's bytes start in `storage`.
+        var start: Int
+        /// The frame's size, header included.
+        var size: Int
         /// The post's sequence number for a live `NOTIFY`; 0 for a control frame.
-        let sequence: UInt64
-        /// A not-yet-written `DROPPED` notice, which may still absorb later drops.
-        var notice: Frame.Dropped?
+        var sequence: UInt64
+        /// Whether this is the `DROPPED` notice that may still absorb later drops (its counts are
+        /// `openNotice`).
+        var isOpenNotice: Bool = false
+        /// Whether the bytes are in the broker's arena rather than in `storage`.
+        var inArena: Bool = false
 
         var isDroppable: Bool { sequence != 0 }
     }
 
     /// The bound on queued bytes, wire.md's `--queue-bytes`.
     public let limit: Int
+    /// Where the buffer's capacity is counted, for the daemon's global bound.
+    private let accounting: OutputAccounting?
+    /// The broker's arena, where a turn's live posts are encoded once for every queue.
+    private let arena: FrameArena?
     private var entries = Deque<Entry>()
+    private var storage: OutputStorage?
+    /// Where the next frame's bytes go in `storage`.
+    private var tail = 0
     /// Bytes of the first entry already written.
     private var headOffset = 0
     /// Bytes of every queued entry, whole, including the part of the first already written.
     public private(set) var queuedBytes = 0
     /// Bytes of queued control frames, which are never dropped.
     public private(set) var controlBytes = 0
+    /// Bytes of queued frames that are still in the arena.
+    public private(set) var arenaBytes = 0
     /// Drops not yet turned into a queued notice.
     private var owedNotice: Frame.Dropped?
+    /// The counts of the queued notice that has not started, if there is one.
+    private var openNotice: Frame.Dropped?
     /// What to do when a live frame does not fit.
     public private(set) var policy: OverflowPolicy = .dropOldest
     /// With `coalesce`: the sequence number of the newest queued live frame of each name, so a frame
     /// with an older number is known to be superseded.
     private var newest: [String: UInt64] = [:]
 
-    /// Creates an empty queue bounded at `limit` bytes.
-    public init(limit: Int) {
+    /// A buffer this small is kept when the queue empties; a larger one is freed.
+    static let keptCapacity = 4096
+    /// The smallest buffer allocated.
+    static let minimumCapacity = 512
+
+    /// Creates an empty queue bounded at `limit` bytes, counting its buffer's capacity in `accounting`.
+    public init(limit: Int, accounting: OutputAccounting? = nil, arena: FrameArena? = nil) {
         self.limit = limit
+        self.accounting = accounting
+        self.arena = arena
     }
 
     /// Whether nothing is waiting to be written.
@@ -65,20 +98,62 @@ public struct OutboundQueue {
         newest = [:]
         if policy == .coalesce {
             for index in 0..<entries.count where entries[index].isDroppable {
-                if let name = entries[index].frame.name { newest[name] = entries[index].sequence }
+                newest[name(of: entries[index])] = entries[index].sequence
             }
         }
     }
 
-    /// Queues a live `NOTIFY` with sequence number `sequence`, making room by the policy if needed.
-    public mutating func enqueueLive(_ frame: EncodedFrame, sequence: UInt64) -> LiveOutcome {
-        precondition(sequence != 0, "a live NOTIFY has a sequence number from 1")
-        let size = frame.bytes.count
-        if policy == .disconnect && queuedBytes + size > limit {
-            return .overflowed
+    /// Queues a copy of the live `NOTIFY` frame `frame` (whole, header included) with sequence number
+    /// `sequence`, making room by the policy if needed.
+    public mutating func enqueueLive(_ frame: UnsafeRawBufferPointer, sequence: UInt64) -> LiveOutcome {
+        let (outcome, keep) = makeRoom(for: frame, sequence: sequence)
+        if keep { append(frame, sequence: sequence) }
+        return outcome
+    }
+
+    /// Queues the live `NOTIFY` frame of `size` bytes at `offset` in the arena, without copying it, making
+    /// room by the policy if needed. It stays there until `settleArena()`.
+    public mutating func enqueueLive(arenaOffset offset: Int, size: Int, sequence: UInt64) -> LiveOutcome {
+        if queuedBytes + size <= limit && policy != .coalesce {
+            // The common case, with nothing to drop or track: no call into the policies.
+            precondition(sequence != 0, "a live NOTIFY has a sequence number from 1")
+            entries.append(Entry(start: offset, size: size, sequence: sequence, inArena: true))
+            queuedBytes += size
+            arenaBytes += size
+            return .queued(dropped: 0)
         }
-        if policy == .coalesce, let name = frame.name {
-            newest[name] = sequence
+        let (outcome, keep) = makeRoom(
+            for: UnsafeRawBufferPointer(start: arena!.base + offset, count: size),
+            sequence: sequence
+        )
+        if keep {
+            entries.append(Entry(start: offset, size: size, sequence: sequence, inArena: true))
+            queuedBytes += size
+            arenaBytes += size
+        }
+        return outcome
+    }
+
+    /// Drops what the policy says must go for a live frame to fit.
+    ///
+    /// - Returns: What happened, and whether the new frame is to be queued.
+    private mutating func makeRoom(
+        for frame: UnsafeRawBufferPointer,
+        sequence: UInt64
+    ) -> (outcome: LiveOutcome, keep: Bool) {
+        precondition(sequence != 0, "a live NOTIFY has a sequence number from 1")
+        let size = frame.count
+        if queuedBytes + size <= limit {
+            if policy == .coalesce { newest[Self.notifyName(frame)] = sequence }
+            return (.queued(dropped: 0), true)
+        }
+        if policy == .disconnect {
+            return (.overflowed, false)
+        }
+        var name: String?
+        if policy == .coalesce {
+            name = Self.notifyName(frame)
+            newest[name!] = sequence
         }
         var dropped = 0
         if policy == .coalesce {
@@ -97,12 +172,47 @@ public struct OutboundQueue {
             // Only control frames and the frame in flight are left: the new frame is the oldest that
             // can go.
             recordDrop(sequence)
-            if policy == .coalesce, let name = frame.name, newest[name] == sequence { newest[name] = nil }
-            return .queued(dropped: dropped + 1)
+            if let name, newest[name] == sequence { newest[name] = nil }
+            return (.queued(dropped: dropped + 1), false)
         }
-        entries.append(Entry(frame: frame, sequence: sequence, notice: nil))
+        return (.queued(dropped: dropped), true)
+    }
+
+    /// Copies the queued frames still in the arena into the queue's own buffer, so the arena can be
+    /// reused. A queue that wrote everything has nothing to copy.
+    public mutating func settleArena() {
+        guard arenaBytes > 0 else { return }
+        guard isKnownUniquelyReferenced(&storage), tail + arenaBytes <= storage!.capacity else {
+            relocate(adding: 0)
+            return
+        }
+        let base = storage!.base
+        let arenaBase = arena!.base
+        for index in 0..<entries.count where entries[index].inArena {
+            let entry = entries[index]
+            (base + tail).copyMemory(from: arenaBase + entry.start, byteCount: entry.size)
+            entries[index].start = tail
+            entries[index].inArena = false
+            tail += entry.size
+        }
+        arenaBytes = 0
+    }
+
+    /// Queues a control frame. Control frames are never dropped.
+    public mutating func enqueueControl(_ frame: Frame) {
+        let size = frame.encodedSize
+        let start = reserve(size)
+        frame.encode(to: UnsafeMutableRawBufferPointer(start: storage!.base + start, count: size))
+        entries.append(Entry(start: start, size: size, sequence: 0))
         queuedBytes += size
-        return .queued(dropped: dropped)
+        controlBytes += size
+    }
+
+    private mutating func append(_ frame: UnsafeRawBufferPointer, sequence: UInt64) {
+        let start = reserve(frame.count)
+        (storage!.base + start).copyMemory(from: frame.baseAddress!, byteCount: frame.count)
+        entries.append(Entry(start: start, size: frame.count, sequence: sequence))
+        queuedBytes += frame.count
     }
 
     /// Drops live frames that a newer queued frame of the same name supersedes, oldest first, until
@@ -112,7 +222,7 @@ public struct OutboundQueue {
         var index = headOffset > 0 ? 1 : 0
         while queuedBytes + size > limit && index < entries.count {
             let entry = entries[index]
-            if entry.isDroppable, let name = entry.frame.name, let latest = newest[name], latest > entry.sequence {
+            if entry.isDroppable, let latest = newest[name(of: entry)], latest > entry.sequence {
                 drop(at: index)
                 dropped += 1
             } else {
@@ -122,18 +232,20 @@ public struct OutboundQueue {
         return dropped
     }
 
+    /// Removes a live frame; its bytes stay behind as a hole until the buffer is next compacted.
     private mutating func drop(at index: Int) {
         let entry = entries.remove(at: index)
-        queuedBytes -= entry.frame.bytes.count
+        queuedBytes -= entry.size
+        if entry.inArena { arenaBytes -= entry.size }
         recordDrop(entry.sequence)
         forget(entry)
     }
 
     /// Keeps `newest` to the frames still queued.
     private mutating func forget(_ entry: Entry) {
-        if policy == .coalesce, let name = entry.frame.name, newest[name] == entry.sequence {
-            newest[name] = nil
-        }
+        guard policy == .coalesce else { return }
+        let name = name(of: entry)
+        if newest[name] == entry.sequence { newest[name] = nil }
     }
 
     /// Removes every live frame not yet begun, without counting them as drops: the connection is about
@@ -143,19 +255,14 @@ public struct OutboundQueue {
         while index < entries.count {
             if entries[index].isDroppable {
                 let entry = entries.remove(at: index)
-                queuedBytes -= entry.frame.bytes.count
+                queuedBytes -= entry.size
+                if entry.inArena { arenaBytes -= entry.size }
             } else {
                 index += 1
             }
         }
         newest = [:]
-    }
-
-    /// Queues a control frame. Control frames are never dropped.
-    public mutating func enqueueControl(_ frame: EncodedFrame) {
-        entries.append(Entry(frame: frame, sequence: 0, notice: nil))
-        queuedBytes += frame.bytes.count
-        controlBytes += frame.bytes.count
+        if entries.isEmpty { emptied() }
     }
 
     private mutating func recordDrop(_ sequence: UInt64) {
@@ -175,31 +282,59 @@ public struct OutboundQueue {
         guard var owed = owedNotice else { return }
         owedNotice = nil
         let position = headOffset > 0 ? 1 : 0
-        if position < entries.count, let earlier = entries[position].notice {
+        if position < entries.count, entries[position].isOpenNotice, let earlier = openNotice {
             owed.count += earlier.count
             owed.firstSequence = min(owed.firstSequence, earlier.firstSequence)
             owed.lastSequence = max(owed.lastSequence, earlier.lastSequence)
             let old = entries.remove(at: position)
-            queuedBytes -= old.frame.bytes.count
-            controlBytes -= old.frame.bytes.count
+            queuedBytes -= old.size
+            controlBytes -= old.size
         }
-        let frame = EncodedFrame(.dropped(owed))
-        entries.insert(Entry(frame: frame, sequence: 0, notice: owed), at: position)
-        queuedBytes += frame.bytes.count
-        controlBytes += frame.bytes.count
+        let frame = Frame.dropped(owed)
+        let size = frame.encodedSize
+        let start = reserve(size)
+        frame.encode(to: UnsafeMutableRawBufferPointer(start: storage!.base + start, count: size))
+        entries.insert(Entry(start: start, size: size, sequence: 0, isOpenNotice: true), at: position)
+        openNotice = owed
+        queuedBytes += size
+        controlBytes += size
     }
 
-    /// Calls `body` with the bytes to write next, in order, at most `maxChunks` of them.
+    /// Calls `body` with the bytes to write next, in order: ranges of the queue's buffer, each as long
+    /// as the frames in it lie back to back, at most `maxChunks` of them and no more once `maxBytes`
+    /// are offered.
     ///
     /// The memory stays valid until the next mutation of the queue.
-    public mutating func pendingChunks(maxChunks: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
+    public mutating func pendingChunks(
+        maxChunks: Int,
+        maxBytes: Int = .max,
+        _ body: (UnsafeRawBufferPointer) -> Void
+    ) {
         placeOwedNotice()
-        var index = 0
-        while index < entries.count && index < maxChunks {
-            let bytes = entries[index].frame.bytes
-            body(index == 0 ? UnsafeRawBufferPointer(rebasing: bytes[headOffset...]) : bytes)
+        guard maxChunks > 0, !entries.isEmpty else { return }
+        let base = storage?.base
+        let arenaBase = arena?.base
+        var offered = 0
+        var chunks = 0
+        let first = entries[0]
+        var runStart = (first.inArena ? arenaBase! : base!) + first.start + headOffset
+        var runEnd = (first.inArena ? arenaBase! : base!) + first.start + first.size
+        var index = 1
+        let count = entries.count
+        while index < count && runEnd - runStart + offered < maxBytes {
+            let entry = entries[index]
+            let entryStart = (entry.inArena ? arenaBase! : base!) + entry.start
+            if entryStart != runEnd {
+                body(UnsafeRawBufferPointer(start: runStart, count: runEnd - runStart))
+                offered += runEnd - runStart
+                chunks += 1
+                if chunks == maxChunks || offered >= maxBytes { return }
+                runStart = entryStart
+            }
+            runEnd = entryStart + entry.size
             index += 1
         }
+        body(UnsafeRawBufferPointer(start: runStart, count: runEnd - runStart))
     }
 
     /// What a completed write consumed.
@@ -216,25 +351,31 @@ public struct OutboundQueue {
         var written = Written()
         while remaining > 0 {
             precondition(!entries.isEmpty, "wrote \(byteCount) bytes but the queue held fewer")
-            let size = entries[0].frame.bytes.count
-            let left = size - headOffset
+            let entry = entries[0]
+            let left = entry.size - headOffset
             if remaining < left {
                 headOffset += remaining
-                if entries[0].notice != nil { entries[0].notice = nil }  // in flight: no longer mergeable
+                if entry.isOpenNotice {  // in flight: no longer mergeable
+                    entries[0].isOpenNotice = false
+                    openNotice = nil
+                }
                 return written
             }
             remaining -= left
             headOffset = 0
-            let entry = entries.removeFirst()
-            queuedBytes -= size
+            entries.removeFirst()
+            queuedBytes -= entry.size
+            if entry.inArena { arenaBytes -= entry.size }
             if entry.isDroppable {
-                forget(entry)
+                if policy == .coalesce { forget(entry) }
                 written.notifications += 1
             } else {
-                controlBytes -= size
+                controlBytes -= entry.size
+                if entry.isOpenNotice { openNotice = nil }
             }
             written.frames += 1
         }
+        if entries.isEmpty { emptied() }
         return written
     }
 
@@ -245,6 +386,120 @@ public struct OutboundQueue {
         queuedBytes = 0
         controlBytes = 0
         owedNotice = nil
+        openNotice = nil
         newest = [:]
+        storage = nil
+        tail = 0
+        arenaBytes = 0
+    }
+
+    // MARK: The buffer
+
+    /// The queue holds no frame: the next one starts at the beginning of the buffer, and a large
+    /// buffer goes back to the allocator rather than sit with an idle connection.
+    private mutating func emptied() {
+        tail = 0
+        if let storage, storage.capacity > Self.keptCapacity { self.storage = nil }
+    }
+
+    /// Makes room for `size` bytes at the end of the buffer and returns where they start.
+    private mutating func reserve(_ size: Int) -> Int {
+        // Uniqueness first: binding `storage` to a local would hold a second reference.
+        if isKnownUniquelyReferenced(&storage), tail + size <= storage!.capacity {
+            defer { tail += size }
+            return tail
+        }
+        relocate(adding: size)
+        defer { tail += size }
+        return tail
+    }
+
+    /// Copies the queued frames, in order and back to back, into a new buffer with room for `size` more
+    /// bytes: the same capacity when at most three quarters of it will then be in use, else twice as
+    /// much as needed. Also how a copied queue stops sharing its buffer.
+    private mutating func relocate(adding size: Int) {
+        let needed = queuedBytes + size
+        var capacity = Swift.max(Self.minimumCapacity, storage?.capacity ?? 0)
+        while needed * 4 > capacity * 3 { capacity *= 2 }
+        let fresh = OutputStorage(capacity: capacity, accounting: accounting)
+        var offset = 0
+        for index in 0..<entries.count {
+            let entry = entries[index]
+            (fresh.base + offset).copyMemory(from: start(of: entry), byteCount: entry.size)
+            entries[index].start = offset
+            entries[index].inArena = false
+            offset += entry.size
+        }
+        storage = fresh
+        tail = offset
+        arenaBytes = 0
+    }
+
+    /// Where a queued entry's bytes are.
+    private func start(of entry: Entry) -> UnsafeMutableRawPointer {
+        (entry.inArena ? arena!.base : storage!.base) + entry.start
+    }
+
+    /// The bytes of a queued entry.
+    private func bytes(of entry: Entry) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: start(of: entry), count: entry.size)
+    }
+
+    /// The name a queued live `NOTIFY` was posted to.
+    private func name(of entry: Entry) -> String {
+        Self.notifyName(bytes(of: entry))
+    }
+
+    /// Where a `NOTIFY`'s name length byte is: after the header and the fixed fields.
+    private static let notifyNameOffset = frameHeaderSize + Frame.Notify.fixedBodySize - 1
+
+    /// The name of an encoded `NOTIFY` frame, which the broker built from a valid name.
+    static func notifyName(_ frame: UnsafeRawBufferPointer) -> String {
+        let count = Int(frame[notifyNameOffset])
+        return String(decoding: frame[notifyNameOffset + 1..<notifyNameOffset + 1 + count], as: UTF8.self)
+    }
+}
+
+/// The memory one queue's frames are copied into, freed when the queue lets go of it.
+final class OutputStorage {
+    let base: UnsafeMutableRawPointer
+    let capacity: Int
+    private let accounting: OutputAccounting?
+
+    init(capacity: Int, accounting: OutputAccounting?) {
+        base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        self.capacity = capacity
+        self.accounting = accounting
+        accounting?.bytes += capacity
+    }
+
+    deinit {
+        base.deallocate()
+        accounting?.bytes -= capacity
+    }
+}
+
+/// Counts the bytes of every queue's buffer: the daemon's memory for queued output, which
+/// `--max-queued-bytes` bounds.
+public final class OutputAccounting {
+    /// Bytes of queue buffers allocated now.
+    public fileprivate(set) var bytes = 0
+
+    public init() {}
+}
+
+/// Memory where the broker encodes each live post of a turn once; queues send from it, and copy what they
+/// could not send into their own buffers before it is reused (`OutboundQueue.settleArena()`).
+public final class FrameArena {
+    let base: UnsafeMutableRawPointer
+    let capacity: Int
+
+    init(capacity: Int) {
+        base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        self.capacity = capacity
+    }
+
+    deinit {
+        base.deallocate()
     }
 }

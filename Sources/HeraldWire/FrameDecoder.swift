@@ -20,8 +20,8 @@ public struct FrameDecoder: Sendable {
     /// The largest `length` prefix accepted.
     public let maxFrameLength: Int
 
-    private var buffer: [UInt8] = []
-    private var start = 0
+    @usableFromInline var buffer: [UInt8] = []
+    @usableFromInline var start = 0
     private var failure: WireError?
 
     /// Creates a decoder for one connection.
@@ -60,19 +60,33 @@ public struct FrameDecoder: Sendable {
         }
     }
 
-    private mutating func decodeNext() throws(WireError) -> Frame? {
+    /// The `length` of the next frame when all of it is buffered, checked against the limits; nil when
+    /// more bytes are needed.
+    ///
+    /// - Throws: `WireError` for a length out of bounds, or the error already met; it is remembered.
+    @usableFromInline
+    mutating func nextFrameLength() throws(WireError) -> Int? {
+        if let failure { throw failure }
         let available = buffer.count - start
         guard available >= 4 else { return nil }
         let length = buffer.withUnsafeBytes { raw in
             Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
         }
         guard length >= 2 else {
-            throw WireError(.malformedFrame, "frame length \(length) is under the minimum of 2")
+            let error = WireError(.malformedFrame, "frame length \(length) is under the minimum of 2")
+            failure = error
+            throw error
         }
         guard length <= maxFrameLength else {
-            throw WireError(.frameTooLarge, "frame length \(length) is over the limit of \(maxFrameLength) bytes")
+            let error = WireError(.frameTooLarge, "frame length \(length) is over the limit of \(maxFrameLength) bytes")
+            failure = error
+            throw error
         }
-        guard available >= 4 + length else { return nil }
+        return available >= 4 + length ? length : nil
+    }
+
+    private mutating func decodeNext() throws(WireError) -> Frame? {
+        guard let length = try nextFrameLength() else { return nil }
         // Array.withUnsafeBytes does not carry typed throws through, so the result travels as a Result.
         let result = buffer.withUnsafeBytes { raw -> Result<Frame, WireError> in
             let frameBytes = UnsafeRawBufferPointer(rebasing: raw[start + 4..<start + 4 + length])

@@ -47,20 +47,27 @@ public enum Name {
     /// without `String(validating:)`, whose generic path costs the daemon ~1,000 instructions a post. Anything
     /// else returns nil and takes the full path, which also words the error.
     private static func plainASCIIName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        guard !bytes.isEmpty, bytes.count <= Limits.maxNameBytes else { return nil }
+        guard isPlainASCIIName(UnsafeRawBufferPointer(bytes)) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether `bytes` are a valid name of printable ASCII: the check `decode` makes before its slower
+    /// general path.
+    public static func isPlainASCIIName(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !bytes.isEmpty, bytes.count <= Limits.maxNameBytes else { return false }
         var segmentLength = 0
         for byte in bytes {
             if byte == UInt8(ascii: ".") {
-                if segmentLength == 0 { return nil }
+                if segmentLength == 0 { return false }
                 segmentLength = 0
             } else if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "*") {
-                return nil
+                return false
             } else {
                 segmentLength += 1
             }
         }
-        if segmentLength == 0 { return nil }
-        return String(decoding: bytes, as: UTF8.self)
+        if segmentLength == 0 { return false }
+        return true
     }
 
     /// Describes what is wrong with `text` as a name (or, with `allowWildcards`, as the segments of

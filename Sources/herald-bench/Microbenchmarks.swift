@@ -59,9 +59,16 @@ struct Microbenchmarks {
                 for _ in 0..<batch { blackHole(notify.encode(to: buffer)) }
             }
         )
+        let notifyBytes = notify.encoded()
         results.append(
-            measure("encode NOTIFY as EncodedFrame (the daemon's per-post path)", perRound: batch) {
-                for _ in 0..<batch { blackHole(EncodedFrame(notify)) }
+            measure("queue a NOTIFY and write it out (the daemon's per-delivery path)", perRound: batch) {
+                var queue = OutboundQueue(limit: 1 << 20)
+                notifyBytes.withUnsafeBytes { frame in
+                    for sequence in 1...UInt64(batch) { _ = queue.enqueueLive(frame, sequence: sequence) }
+                }
+                var total = 0
+                queue.pendingChunks(maxChunks: 64) { total += $0.count }
+                blackHole(queue.didWrite(total))
             }
         )
         results.append(

@@ -1,11 +1,11 @@
 import HeraldPosix
 import HeraldWire
 
-/// The I/O side of one client connection: its descriptor, its partial input, and what the event loop
-/// asked epoll to report for it. What to send lives in the broker; a channel only moves bytes.
+/// The I/O side of one client connection: its descriptor and what the event loop asked epoll to report
+/// for it. What to send lives in the broker and its partial input in the daemon's `decoders`; a channel only
+/// moves bytes.
 final class Channel {
     let descriptor: FileDescriptor
-    var decoder: FrameDecoder
     let credentials: Credentials
     /// The events registered with epoll now.
     var interest: Epoll.Events
@@ -13,10 +13,8 @@ final class Channel {
     /// not written (a client that stopped reading cannot hold a shutdown or a close forever).
     var closeDeadline: UInt64?
 
-    init(descriptor: consuming FileDescriptor, decoder: FrameDecoder, credentials: Credentials, interest: Epoll.Events)
-    {
+    init(descriptor: consuming FileDescriptor, credentials: Credentials, interest: Epoll.Events) {
         self.descriptor = descriptor
-        self.decoder = decoder
         self.credentials = credentials
         self.interest = interest
     }

@@ -8,7 +8,7 @@ import Glibc
 
 extension Daemon {
     /// Accepts up to 64 waiting connections; the rest wait for the next turn of the loop.
-    func acceptConnections() {
+    mutating func acceptConnections() {
         guard let listener else { return }
         for _ in 0..<64 {
             let accepted: FileDescriptor?
@@ -40,13 +40,10 @@ extension Daemon {
             }
             if Int(fd) >= channels.count {
                 channels.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - channels.count))
+                decoders.append(contentsOf: repeatElement(FrameDecoder(role: .daemon), count: Int(fd) + 1 - decoders.count))
             }
-            channels[Int(fd)] = Channel(
-                descriptor: descriptor,
-                decoder: FrameDecoder(role: .daemon, maxPayload: options.maxPayload),
-                credentials: credentials,
-                interest: .readable
-            )
+            channels[Int(fd)] = Channel(descriptor: descriptor, credentials: credentials, interest: .readable)
+            decoders[Int(fd)] = FrameDecoder(role: .daemon, maxPayload: options.maxPayload)
             openChannels += 1
             logger.debug("connection \(fd) from pid \(credentials.pid) uid \(credentials.uid)")
             let sender = Sender(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
@@ -60,7 +57,7 @@ extension Daemon {
     }
 
     /// Reads once from a readable connection and hands every whole frame to the broker.
-    func readChannel(_ fd: Int32) {
+    mutating func readChannel(_ fd: Int32) {
         guard let channel = channels[Int(fd)] else { return }
         guard broker.wantsInput(ConnectionID(Int(fd))) else {
             updateInterest(fd)
@@ -79,20 +76,20 @@ extension Daemon {
         case .processed(0):
             closeChannel(fd, reason: "closed by the client")
         case .processed(let count):
-            channel.decoder.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
+            decoders[Int(fd)].append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
             processFrames(fd)
         }
     }
 
     /// Feeds the channel's buffered frames to the broker while it wants them.
-    func processFrames(_ fd: Int32) {
+    mutating func processFrames(_ fd: Int32) {
         guard let channel = channels[Int(fd)] else { return }
         let id = ConnectionID(Int(fd))
         let now = SystemClock.realtimeNanoseconds()
         while broker.wantsInput(id) {
             do {
-                guard let frame = try channel.decoder.next() else { break }
-                if broker.frameReceived(frame, from: id, now: now) == .closeAfterFlush {
+                guard let action = try Self.handleNextFrame(&decoders[Int(fd)], &broker, id, now) else { break }
+                if action == .closeAfterFlush {
                     beginClosing(fd)
                     break
                 }
@@ -112,9 +109,25 @@ extension Daemon {
         updateInterest(fd)
     }
 
+    /// Hands the decoder's next frame to the broker: a `POST` as a view into the decoder's buffer (no `String` or
+    /// array made per post), anything else as a `Frame`. Nil when no whole frame is buffered.
+    static func handleNextFrame(
+        _ decoder: inout FrameDecoder,
+        _ broker: inout Broker,
+        _ id: ConnectionID,
+        _ now: UInt64
+    ) throws(WireError) -> Broker.Action? {
+        try decoder.withNextFrame { next in
+            switch next {
+            case .post(let post): broker.postReceived(post, from: id, now: now)
+            case .frame(let frame): broker.frameReceived(frame, from: id, now: now)
+            }
+        }
+    }
+
     /// Writes the connections whose queues passed half their bound, mid-batch: the kernel's socket buffer
     /// is the first place output should wait, and the queue drops only once that is full too.
-    func flushUrgent() {
+    mutating func flushUrgent() {
         broker.takeUrgent(into: &urgentScratch)
         for id in urgentScratch { flush(Int32(id.rawValue)) }
         urgentScratch.removeAll(keepingCapacity: true)
@@ -122,30 +135,34 @@ extension Daemon {
 
     /// Writes the connection's queued frames until they are gone or the socket is full.
     ///
-    /// The frames are copied into one contiguous buffer and sent with one `send` per 64 KiB, as Redis does: a frame
-    /// is ~100 bytes, and the kernel's per-iovec cost for 60 of them outweighed the copy (Benchmarks/README.md).
-    /// A write that ends inside a frame is fine: the broker's queue resumes from the byte it reached.
-    func flush(_ fd: Int32) {
+    /// The broker's queue holds the frames back to back in one buffer, so the bytes usually go out as one
+    /// range with one `send`, as Redis sends a subscriber's output buffer; holes left by dropped frames split
+    /// them into ranges for `writev`. A write that ends inside a frame is fine: the queue resumes from the
+    /// byte it reached.
+    mutating func flush(_ fd: Int32) {
         guard let channel = channels[Int(fd)] else { return }
         let id = ConnectionID(Int(fd))
-        let buffer = writeBuffer
+        let iov = writeVector
         writing: while true {
-            var filled = 0
-            broker.pendingOutput(for: id, maxChunks: 1024) { chunk in
-                let count = min(buffer.count - filled, chunk.count)
-                guard count > 0 else { return }
-                UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<filled + count])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: chunk[..<(chunk.startIndex + count)]))
-                filled += count
+            var count = 0
+            var offered = 0
+            broker.pendingOutput(for: id, maxChunks: iov.count, maxBytes: Self.writeBytes) { chunk in
+                iov[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: chunk.baseAddress), iov_len: chunk.count)
+                count += 1
+                offered += chunk.count
             }
-            if filled == 0 { break }
+            if count == 0 { break }
             do {
-                switch try channel.descriptor.send(UnsafeRawBufferPointer(rebasing: buffer[..<filled])) {
+                let result =
+                    count == 1
+                    ? try channel.descriptor.send(UnsafeRawBufferPointer(start: iov[0].iov_base, count: offered))
+                    : try channel.descriptor.writev(UnsafeBufferPointer(rebasing: iov[..<count]))
+                switch result {
                 case .wouldBlock:
                     break writing
                 case .processed(let written):
                     broker.didWrite(written, to: id)
-                    if written < filled { break writing }
+                    if written < offered { break writing }
                 }
             } catch {
                 closeChannel(fd, reason: "write failed: \(error)")
@@ -156,7 +173,7 @@ extension Daemon {
             closeChannel(fd, reason: "closed after its last frame")
             return
         }
-        if broker.wantsInput(id) && channel.decoder.bufferedByteCount > 0 && !channel.interest.contains(.readable) {
+        if broker.wantsInput(id) && decoders[Int(fd)].bufferedByteCount > 0 && !channel.interest.contains(.readable) {
             // Reading was paused with frames still buffered: resume them before new input.
             processFrames(fd)
         } else {
@@ -166,7 +183,7 @@ extension Daemon {
 
     /// Registers exactly the events the connection needs now: readable while the broker wants its input,
     /// writable while output is queued. Level-triggered, so nothing is missed by asking late.
-    func updateInterest(_ fd: Int32) {
+    mutating func updateInterest(_ fd: Int32) {
         guard let channel = channels[Int(fd)] else { return }
         let id = ConnectionID(Int(fd))
         var wanted: Epoll.Events = []
@@ -182,7 +199,7 @@ extension Daemon {
     }
 
     /// Stops reading the connection; it closes once its output is written, or at the close bound.
-    func beginClosing(_ fd: Int32) {
+    mutating func beginClosing(_ fd: Int32) {
         guard let channel = channels[Int(fd)], channel.closeDeadline == nil else { return }
         channel.closeDeadline = SystemClock.monotonicNanoseconds() + Self.flushBound
         closing.insert(fd)
@@ -190,11 +207,12 @@ extension Daemon {
     }
 
     /// Forgets the connection in the broker, then closes its descriptor.
-    func closeChannel(_ fd: Int32, reason: String) {
+    mutating func closeChannel(_ fd: Int32, reason: String) {
         guard let channel = channels[Int(fd)] else { return }
         try? epoll.remove(fd)
         broker.connectionClosed(ConnectionID(Int(fd)), monotonicNow: SystemClock.monotonicNanoseconds())
         channels[Int(fd)] = nil
+        decoders[Int(fd)] = FrameDecoder(role: .daemon)
         closing.remove(fd)
         openChannels -= 1
         logger.debug("connection \(fd) (pid \(channel.credentials.pid)) closed: \(reason)")

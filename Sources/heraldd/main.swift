@@ -28,7 +28,7 @@ do {
 signal(SIGPIPE, SIG_IGN)
 
 do {
-    let daemon = try Daemon(options: options)
+    var daemon = try Daemon(options: options)
     daemon.run()
     Terminal.exit(.success)
 } catch {

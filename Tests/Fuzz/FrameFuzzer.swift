@@ -146,15 +146,37 @@ private struct Harness {
         processFrames(slot)
     }
 
+    /// Hands the decoder's next frame to the broker, as heraldd's processFrames does.
+    static func handleNext(
+        _ input: inout FrameDecoder,
+        _ broker: inout Broker,
+        _ id: ConnectionID,
+        _ now: UInt64
+    ) throws(WireError) -> Broker.Action? {
+        try input.withNextFrame { next in
+            switch next {
+            case .post(let post): broker.postReceived(post, from: id, now: now)
+            case .frame(let frame): broker.frameReceived(frame, from: id, now: now)
+            }
+        }
+    }
+
     /// Sources/heraldd/Daemon+Connections.swift, processFrames.
     mutating func processFrames(_ slot: Int) {
         guard peers[slot].isOpen else { return }
         let id = ConnectionID(slot)
+        // The decoder is taken out of `peers` while the broker handles what it yields, as the daemon's
+        // channel and broker are separate objects; it goes back when the loop ends.
+        var input = FrameDecoder(role: .daemon)
+        swap(&input, &peers[slot].input)
+        defer { swap(&input, &peers[slot].input) }
+        let now = realtimeNow
         while broker.wantsInput(id) && frames < FuzzLimits.maxFramesPerInput {
             do {
-                guard let frame = try peers[slot].input.next() else { break }
+                // As heraldd does: a POST as a view into the decoder's buffer, anything else as a Frame.
+                guard let action = try Self.handleNext(&input, &broker, id, now) else { break }
                 frames += 1
-                let closing = broker.frameReceived(frame, from: id, now: realtimeNow) == .closeAfterFlush
+                let closing = action == .closeAfterFlush
                 require(!closing || broker.isClosing(id), "closeAfterFlush for \(id), which is not closing")
                 checkInvariants()
                 if closing { break }

@@ -58,7 +58,18 @@ struct BrokerHarness {
         retain: Bool = false,
         request: UInt32 = 0
     ) {
-        send(.post(.init(request: request, name: name, payload: Array(payload.utf8), retain: retain)), from: id)
+        let frame = Frame.post(.init(request: request, name: name, payload: Array(payload.utf8), retain: retain))
+        // Through the decoder's in-place path, as heraldd reads posts (`Broker.postReceived`).
+        var decoder = FrameDecoder(role: .daemon, maxPayload: broker.configuration.maxPayload)
+        decoder.append(contentsOf: frame.encoded())
+        now += 1
+        let time = now
+        _ = try! decoder.withNextFrame { next in
+            switch next {
+            case .post(let post): broker.postReceived(post, from: id, now: time)
+            case .frame(let frame): broker.frameReceived(frame, from: id, now: time)
+            }
+        }
     }
 
     /// Writes everything queued for `id` and decodes it.
