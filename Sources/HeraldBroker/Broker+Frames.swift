@@ -183,8 +183,7 @@ extension Broker {
         let sequence = lastSequence
         var found: [ConnectionID] = []
         swap(&found, &matches)
-        // A name of up to 15 ASCII bytes is a small string: no allocation.
-        index.forEachMatch(of: String(decoding: post.name, as: UTF8.self)) { found.append($0) }
+        index.forEachMatch(ofName: post.name) { found.append($0) }
         if !found.isEmpty {
             let size = Frame.Notify.encodedSize(nameCount: post.name.count, payloadCount: post.payload.count)
             if arenaUsed + size > arena.capacity { endTurn() }

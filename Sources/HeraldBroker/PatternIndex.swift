@@ -2,7 +2,7 @@ public import HeraldWire
 
 /// Finds the keys subscribed to patterns matching a name without scanning every subscription.
 ///
-/// Exact patterns live in a hash table keyed by name. Wildcard patterns live in a trie over
+/// Exact patterns live in a hash table keyed by name, which a post's name bytes look up directly. Wildcard patterns live in a trie over
 /// segments, where a node has literal children, a `*` child, keys whose pattern ends at the node and
 /// keys whose pattern ends in `**` after it. Each key's patterns are counted, so the same key may hold
 /// the same pattern several times. Empty nodes are pruned, so churn leaves nothing behind.
@@ -16,7 +16,7 @@ public struct PatternIndex<Key: Hashable> {
         var isEmpty: Bool { children.isEmpty && star == nil && terminal.isEmpty && trailing.isEmpty }
     }
 
-    private var exact: [String: [Key: Int]] = [:]
+    private var exact = NameTable<[Key: Int]>()
     private var nodes: [Node] = [Node()]
     private var freeNodes: [Int] = []
 
@@ -28,7 +28,10 @@ public struct PatternIndex<Key: Hashable> {
     /// Adds one occurrence of `pattern` for `key`.
     public mutating func insert(_ pattern: Pattern, for key: Key) {
         if pattern.isExact {
-            exact[pattern.text, default: [:]][key, default: 0] += 1
+            exact.update(pattern.text, default: [:]) { keys in
+                keys[key, default: 0] += 1
+                return true
+            }
             return
         }
         var node = 0
@@ -62,9 +65,10 @@ public struct PatternIndex<Key: Hashable> {
     /// Removes one occurrence of `pattern` for `key`; a pattern not present is a no-op.
     public mutating func remove(_ pattern: Pattern, for key: Key) {
         if pattern.isExact {
-            guard var keys = exact[pattern.text], let count = keys[key] else { return }
-            keys[key] = count > 1 ? count - 1 : nil
-            exact[pattern.text] = keys.isEmpty ? nil : keys
+            exact.update(pattern.text, default: [:]) { keys in
+                if let count = keys[key] { keys[key] = count > 1 ? count - 1 : nil }
+                return !keys.isEmpty
+            }
             return
         }
         var path: [Int] = [0]
@@ -102,12 +106,28 @@ public struct PatternIndex<Key: Hashable> {
     /// Calls `body` for every key with a pattern matching `name`, once per matching pattern (a key
     /// with two matching patterns is reported twice; callers that want each key once deduplicate).
     public func forEachMatch(of name: String, _ body: (Key) -> Void) {
-        if let keys = exact[name] {
+        if let keys = exact.value(for: name) {
             for key in keys.keys { body(key) }
         }
-        guard nodes[0].children.count > 0 || nodes[0].star != nil || !nodes[0].trailing.isEmpty else { return }
+        guard hasWildcards else { return }
         let segments = name.split(separator: ".", omittingEmptySubsequences: false)
         visit(0, segments[...], body)
+    }
+
+    /// `forEachMatch(of:_:)` for the name whose UTF-8 bytes are `name`: exact patterns are found from the bytes
+    /// themselves; a `String` is made only when wildcard patterns exist.
+    public func forEachMatch(ofName name: UnsafeRawBufferPointer, _ body: (Key) -> Void) {
+        if let keys = exact.value(forName: name) {
+            for key in keys.keys { body(key) }
+        }
+        guard hasWildcards else { return }
+        let segments = String(decoding: name, as: UTF8.self).split(separator: ".", omittingEmptySubsequences: false)
+        visit(0, segments[...], body)
+    }
+
+    /// Whether any wildcard pattern is indexed (the trie's root has anything below it).
+    private var hasWildcards: Bool {
+        nodes[0].children.count > 0 || nodes[0].star != nil || !nodes[0].trailing.isEmpty
     }
 
     private func visit(_ index: Int, _ segments: ArraySlice<Substring>, _ body: (Key) -> Void) {
@@ -123,7 +143,7 @@ public struct PatternIndex<Key: Hashable> {
     }
 
     /// Every exact pattern (a plain name) with at least one key.
-    public var exactNames: Dictionary<String, [Key: Int]>.Keys { exact.keys }
+    public var exactNames: [String] { exact.names }
 
     /// The number of trie nodes in use, for tests that check pruning.
     public var nodeCount: Int { nodes.count - freeNodes.count }

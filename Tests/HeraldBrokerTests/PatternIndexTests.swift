@@ -1,4 +1,4 @@
-import HeraldBroker
+@testable import HeraldBroker
 import HeraldWire
 import Testing
 
@@ -66,5 +66,65 @@ struct PatternIndexTests {
             let expected = patterns.indices.filter { patterns[$0].matches(name) }
             #expect(Set(matches(index, name)) == Set(expected), "name \(name)")
         }
+    }
+}
+
+/// The exact-name table the index looks names up in, by their bytes.
+struct NameTableTests {
+    @Test func sequentialNamesDoNotPileUp() {
+        // The harness's names, and names that differ only in their last bytes: a weak hash put these in runs.
+        for names in [(0..<1000).map { "ev" + String(10000 + $0).dropFirst() }, (0..<1000).map { "session.user\($0)" }] {
+            var table = NameTable<Int>(seed: 0)
+            for name in names { table.update(name, default: 0) { _ in true } }
+            #expect(table.count == names.count)
+            #expect(table.longestProbe < 24, "longest probe \(table.longestProbe) for \(names.first!)...")
+        }
+    }
+
+    @Test func agreesWithADictionaryUnderRandomInsertsAndRemovals() {
+        var generator = SystemRandomNumberGenerator()
+        let seed = UInt64.random(in: .min ... .max, using: &generator)
+        var random = SplitMix(seed: seed)
+        var index = PatternIndex<Int>()
+        var model: [String: [Int: Int]] = [:]
+        // Few names, so probe runs collide and removals shift slots back.
+        let names = (0..<40).map { "n\($0)" } + ["a.much.longer.name.than.eight.bytes", "x"]
+        for _ in 0..<5_000 {
+            let name = names[Int(random.next() % UInt64(names.count))]
+            let key = Int(random.next() % 4)
+            let pattern = try! Pattern(name)
+            if random.next() % 3 == 0 {
+                index.remove(pattern, for: key)
+                if let count = model[name]?[key] { model[name]![key] = count > 1 ? count - 1 : nil }
+                if model[name]?.isEmpty == true { model[name] = nil }
+            } else {
+                index.insert(pattern, for: key)
+                model[name, default: [:]][key, default: 0] += 1
+            }
+        }
+        for name in names + ["absent", "n400"] {
+            var byString: [Int] = []
+            index.forEachMatch(of: name) { byString.append($0) }
+            var byBytes: [Int] = []
+            var copy = name
+            copy.withUTF8 { bytes in index.forEachMatch(ofName: UnsafeRawBufferPointer(bytes)) { byBytes.append($0) } }
+            let expected = (model[name]?.keys).map { Array($0).sorted() } ?? []
+            #expect(byString.sorted() == expected, "seed \(seed), name \(name)")
+            #expect(byBytes.sorted() == expected, "seed \(seed), name \(name)")
+        }
+        #expect(Set(index.exactNames) == Set(model.keys), "seed \(seed)")
+    }
+}
+
+/// A small seeded generator, so a failure's seed reproduces it.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
