@@ -27,6 +27,13 @@ struct Deque<Element> {
         }
     }
 
+    /// Calls `body` with the last element, which it may change in place; one access rather than a read
+    /// and then writes through the subscript.
+    mutating func withLast<R>(_ body: (inout Element) -> R) -> R {
+        precondition(count > 0, "withLast on an empty Deque")
+        return body(&storage[(head &+ count &- 1) & mask]!)
+    }
+
     mutating func append(_ element: Element) {
         if count == storage.count { grow() }
         storage[(head &+ count) & mask] = element
@@ -44,6 +51,12 @@ struct Deque<Element> {
     mutating func insert(_ element: Element, at index: Int) {
         precondition(index >= 0 && index <= count, "Deque insert index \(index) out of range 0...\(count)")
         if index == 0 { return prepend(element) }
+        if index == 1 {
+            // The queue's notice goes right after the frame in flight: O(1), not a walk from the back.
+            let first = removeFirst()
+            prepend(element)
+            return prepend(first)
+        }
         append(element)
         var position = count - 1
         while position > index {

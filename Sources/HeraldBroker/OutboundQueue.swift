@@ -9,22 +9,26 @@ public import HeraldWire
 /// it places right after the frame in flight, where the gap is. The queue does no I/O: the owner asks
 /// for `pendingChunks` to write and reports what was written with `didWrite`.
 ///
-/// Layout. A frame's bytes are copied into the queue's own buffer when it is queued, back to back, so
-/// the owner writes them from there with one `send` (usually one contiguous range) and nothing is
-/// reference-counted per frame. A small record per frame (where its bytes are, its sequence number)
-/// keeps the order and what the policies need. A dropped frame leaves its bytes behind as a hole
+/// Layout. A live frame the broker encoded in its arena is queued by reference; a control frame, and
+/// at the end of the turn any frame not yet written (`settleArena()`), is copied into the queue's own
+/// buffer. Nothing is reference-counted per frame. A small record per frame (where its bytes are, its
+/// sequence number) keeps the order and what the policies need; live frames that lie back to back in the
+/// arena share one record, a run, which the policies split as they drop or write part of it. A frame
+/// partly written is always a record of its own. A dropped frame leaves its bytes behind as a hole
 /// that `pendingChunks` skips; when the buffer is full, the frames still queued are copied into a
 /// fresh buffer, which is grown only when more than three quarters of it would still be in use. So a
 /// queue's memory stays under about three times its bound, and each byte is copied a bounded number
 /// of times however long a subscriber stays stopped.
 public struct OutboundQueue {
     struct Entry {
-        /// Where the frame's bytes start in `storage`.
+        /// Where the frame's bytes start in `storage` (or the arena).
         var start: Int
-        /// The frame's size, header included.
+        /// The frames' size, headers included.
         var size: Int
-        /// The post's sequence number for a live `NOTIFY`; 0 for a control frame.
+        /// The post's sequence number for a live `NOTIFY` (the first one's, for a run); 0 for a control frame.
         var sequence: UInt64
+        /// How many frames lie back to back here: 1, or more for a run of live frames from the arena.
+        var count: Int = 1
         /// Whether this is the `DROPPED` notice that may still absorb later drops (its counts are
         /// `openNotice`).
         var isOpenNotice: Bool = false
@@ -97,6 +101,8 @@ public struct OutboundQueue {
         policy = newPolicy
         newest = [:]
         if policy == .coalesce {
+            // Coalescing looks at frames one by one, by name: no runs while it applies.
+            splitRuns()
             for index in 0..<entries.count where entries[index].isDroppable {
                 newest[name(of: entries[index])] = entries[index].sequence
             }
@@ -117,6 +123,23 @@ public struct OutboundQueue {
         if queuedBytes + size <= limit && policy != .coalesce {
             // The common case, with nothing to drop or track: no call into the policies.
             precondition(sequence != 0, "a live NOTIFY has a sequence number from 1")
+            // Right after the previous live frame in the arena: the run grows, no new record. (Never the
+            // frame in flight, which stays a record of its own.)
+            if entries.count > 1 || (entries.count == 1 && headOffset == 0) {
+                let grown = entries.withLast { previous in
+                    guard previous.inArena && previous.isDroppable && previous.start + previous.size == offset else {
+                        return false
+                    }
+                    previous.size += size
+                    previous.count += 1
+                    return true
+                }
+                if grown {
+                    queuedBytes += size
+                    arenaBytes += size
+                    return .queued(dropped: 0)
+                }
+            }
             entries.append(Entry(start: offset, size: size, sequence: sequence, inArena: true))
             queuedBytes += size
             arenaBytes += size
@@ -162,7 +185,7 @@ public struct OutboundQueue {
         var index = headOffset > 0 ? 1 : 0
         while queuedBytes + size > limit && index < entries.count {
             if entries[index].isDroppable {
-                drop(at: index)
+                dropFirstFrame(at: index)
                 dropped += 1
             } else {
                 index += 1
@@ -230,6 +253,21 @@ public struct OutboundQueue {
             }
         }
         return dropped
+    }
+
+    /// Drops the oldest frame of the live record at `index`: the record itself, or the head of its run.
+    private mutating func dropFirstFrame(at index: Int) {
+        let entry = entries[index]
+        guard entry.count > 1 else { return drop(at: index) }
+        let first = start(of: entry)
+        let size = Self.frameSize(at: first)
+        recordDrop(entry.sequence)
+        queuedBytes -= size
+        if entry.inArena { arenaBytes -= size }
+        entries[index].start += size
+        entries[index].size -= size
+        entries[index].count -= 1
+        entries[index].sequence = Self.notifySequence(at: first + size)
     }
 
     /// Removes a live frame; its bytes stay behind as a hole until the buffer is next compacted.
@@ -354,6 +392,10 @@ public struct OutboundQueue {
             let entry = entries[0]
             let left = entry.size - headOffset
             if remaining < left {
+                if entry.count > 1 {
+                    splitWrittenRun(entry, written: remaining, into: &written)
+                    return written
+                }
                 headOffset += remaining
                 if entry.isOpenNotice {  // in flight: no longer mergeable
                     entries[0].isOpenNotice = false
@@ -368,15 +410,79 @@ public struct OutboundQueue {
             if entry.inArena { arenaBytes -= entry.size }
             if entry.isDroppable {
                 if policy == .coalesce { forget(entry) }
-                written.notifications += 1
+                written.notifications += entry.count
             } else {
                 controlBytes -= entry.size
                 if entry.isOpenNotice { openNotice = nil }
             }
-            written.frames += 1
+            written.frames += entry.count
         }
         if entries.isEmpty { emptied() }
         return written
+    }
+
+    /// A write ended inside the run at the front (which had not started: a frame in flight is never part
+    /// of a run): its whole frames leave the queue, and the frame the write ended in becomes a record of
+    /// its own, in flight, ahead of the rest of the run.
+    private mutating func splitWrittenRun(_ run: Entry, written byteCount: Int, into written: inout Written) {
+        assert(headOffset == 0, "a run is never in flight")
+        let base = start(of: run)
+        var consumed = 0
+        var frames = 0
+        while true {
+            let size = Self.frameSize(at: base + consumed)
+            if consumed + size > byteCount { break }
+            consumed += size
+            frames += 1
+        }
+        queuedBytes -= consumed
+        if run.inArena { arenaBytes -= consumed }
+        written.frames += frames
+        written.notifications += frames
+        let headSize = Self.frameSize(at: base + consumed)
+        var rest = run
+        rest.start += consumed + headSize
+        rest.size -= consumed + headSize
+        rest.count -= frames + 1
+        var head = run
+        head.start += consumed
+        head.size = headSize
+        head.count = 1
+        head.sequence = Self.notifySequence(at: base + consumed)
+        headOffset = byteCount - consumed
+        if rest.count > 0 {
+            rest.sequence = Self.notifySequence(at: base + consumed + headSize)
+            entries[0] = rest
+            entries.prepend(head)
+        } else {
+            entries[0] = head
+        }
+    }
+
+    /// Turns every run into records of one frame each.
+    private mutating func splitRuns() {
+        guard (0..<entries.count).contains(where: { entries[$0].count > 1 }) else { return }
+        var split = Deque<Entry>()
+        for index in 0..<entries.count {
+            let entry = entries[index]
+            guard entry.count > 1 else {
+                split.append(entry)
+                continue
+            }
+            let base = start(of: entry)
+            var offset = 0
+            for _ in 0..<entry.count {
+                let size = Self.frameSize(at: base + offset)
+                var single = entry
+                single.start += offset
+                single.size = size
+                single.count = 1
+                single.sequence = Self.notifySequence(at: base + offset)
+                split.append(single)
+                offset += size
+            }
+        }
+        entries = split
     }
 
     /// Drops everything: the connection is gone.
@@ -448,6 +554,16 @@ public struct OutboundQueue {
     /// The name a queued live `NOTIFY` was posted to.
     private func name(of entry: Entry) -> String {
         Self.notifyName(bytes(of: entry))
+    }
+
+    /// The size of the frame at `pointer`, header included.
+    private static func frameSize(at pointer: UnsafeRawPointer) -> Int {
+        4 + Int(UInt32(littleEndian: pointer.loadUnaligned(as: UInt32.self)))
+    }
+
+    /// The sequence number of the `NOTIFY` frame at `pointer`.
+    private static func notifySequence(at pointer: UnsafeRawPointer) -> UInt64 {
+        UInt64(littleEndian: pointer.loadUnaligned(fromByteOffset: frameHeaderSize, as: UInt64.self))
     }
 
     /// Where a `NOTIFY`'s name length byte is: after the header and the fixed fields.

@@ -479,26 +479,30 @@ private struct Harness {
     /// take a queue past it (wire.md, "The outgoing queue and slow subscribers").
     mutating func auditQueue(_ slot: Int) {
         let id = ConnectionID(slot)
-        // The client holds the written part of a frame in flight; its full size is that plus what is left.
-        var inFlight = peers[slot].output.bufferedByteCount + peers[slot].handshake.count
-        var total = 0
-        var live = 0
+        // The client holds the written part of a frame in flight; the queue offers the rest of it and then whole
+        // frames, in ranges that may each hold several frames back to back. Together they are whole frames.
+        var stream = peers[slot].handshake + peers[slot].output.buffer[peers[slot].output.start...]
+        let inFlight = stream.count
         var chunks = 0
         broker.pendingOutput(for: id, maxChunks: Int.max) { bytes in
             chunks += 1
-            if inFlight > 0 {
-                // Counted as control: its header may be written already.
-                total += inFlight + bytes.count
-                inFlight = 0
-                return
-            }
-            require(bytes.count >= 6, "a queued frame of \(bytes.count) bytes")
+            require(!bytes.isEmpty, "pendingOutput offered an empty range")
+            stream.append(contentsOf: bytes)
+        }
+        var total = 0
+        var live = 0
+        var offset = 0
+        while offset < stream.count {
+            require(stream.count - offset >= 6, "a queued frame of \(stream.count - offset) bytes")
             let length =
-                Int(bytes.load(fromByteOffset: 0, as: UInt8.self)) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16
-                | Int(bytes[3]) << 24
-            require(length + 4 == bytes.count, "a queued chunk of \(bytes.count) bytes holds a frame of \(length + 4)")
-            total += bytes.count
-            if bytes[4] == FrameType.notify.rawValue && bytes[5] & FrameFlags.retained == 0 { live += bytes.count }
+                Int(stream[offset]) | Int(stream[offset + 1]) << 8 | Int(stream[offset + 2]) << 16
+                | Int(stream[offset + 3]) << 24
+            require(offset + 4 + length <= stream.count, "the queue ends inside a frame of \(length + 4) bytes")
+            // The frame in flight counts as control: its header may be written already.
+            let isLive = stream[offset + 4] == FrameType.notify.rawValue && stream[offset + 5] & FrameFlags.retained == 0
+            if offset >= inFlight && isLive { live += length + 4 }
+            total += length + 4
+            offset += 4 + length
         }
         require((chunks > 0) == broker.hasOutput(id), "hasOutput disagrees with pendingOutput for \(id)")
         require(

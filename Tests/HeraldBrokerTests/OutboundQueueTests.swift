@@ -1,4 +1,4 @@
-import HeraldBroker
+@testable import HeraldBroker
 import HeraldWire
 import Testing
 
@@ -160,5 +160,82 @@ struct OutboundQueueTests {
         let frames = Self.drain(&queue)
         #expect(Self.sequences(frames) == [2, 3, 4])
         #expect(frames.first == .dropped(Frame.Dropped(count: 1, firstSequence: 1, lastSequence: 1)))
+    }
+}
+
+/// Live frames back to back in the arena share one record; the policies split it frame by frame.
+struct OutboundQueueRunTests {
+    /// A queue and an arena holding `count` NOTIFY frames (sequences 1...count), all queued by reference.
+    static func queueWithRun(_ count: Int, limit: Int) -> (OutboundQueue, FrameArena) {
+        let arena = FrameArena(capacity: 1 << 16)
+        var queue = OutboundQueue(limit: limit, arena: arena)
+        var offset = 0
+        for sequence in UInt64(1)...UInt64(count) {
+            let frame = OutboundQueueTests.notify(sequence)
+            frame.withUnsafeBytes { (arena.base + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            _ = queue.enqueueLive(arenaOffset: offset, size: frame.count, sequence: sequence)
+            offset += frame.count
+        }
+        return (queue, arena)
+    }
+
+    static func append(_ sequence: UInt64, to queue: inout OutboundQueue, in arena: FrameArena, at offset: Int) -> OutboundQueue.LiveOutcome {
+        let frame = OutboundQueueTests.notify(sequence)
+        frame.withUnsafeBytes { (arena.base + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        return queue.enqueueLive(arenaOffset: offset, size: frame.count, sequence: sequence)
+    }
+
+    @Test func dropsFromTheHeadOfARunWithExactSequences() {
+        let size = OutboundQueueTests.frameSize
+        var (queue, arena) = Self.queueWithRun(5, limit: 5 * size)
+        #expect(Self.append(6, to: &queue, in: arena, at: 5 * size) == .queued(dropped: 1))
+        #expect(Self.append(7, to: &queue, in: arena, at: 6 * size) == .queued(dropped: 1))
+        let frames = OutboundQueueTests.drain(&queue)
+        #expect(frames.first == .dropped(Frame.Dropped(count: 2, firstSequence: 1, lastSequence: 2)))
+        #expect(OutboundQueueTests.sequences(frames) == [3, 4, 5, 6, 7])
+    }
+
+    @Test func aWriteEndingInsideARunLeavesTheRestWhole() {
+        let size = OutboundQueueTests.frameSize
+        var (queue, arena) = Self.queueWithRun(6, limit: 1 << 20)
+        let (ranges, _) = OutboundQueueTests.pending(&queue)
+        #expect(ranges == [6 * size], "one run, one range")
+        // Two frames and a half: frame 3 is in flight and may not be dropped; the notice follows it.
+        let written = queue.didWrite(2 * size + size / 2)
+        #expect(written.notifications == 2)
+        let (_, rest) = OutboundQueueTests.pending(&queue)
+        var decoder = FrameDecoder(role: .client)
+        decoder.append(contentsOf: OutboundQueueTests.notify(3).prefix(size / 2))
+        decoder.append(contentsOf: rest)
+        var frames: [Frame] = []
+        while let frame = try! decoder.next() { frames.append(frame) }
+        #expect(OutboundQueueTests.sequences(frames) == [3, 4, 5, 6])
+        // Over the bound now: the oldest frame not begun is 4, not the one in flight.
+        var bounded = OutboundQueue(limit: 3 * size + size / 2, arena: arena)
+        for sequence in UInt64(1)...3 {
+            _ = bounded.enqueueLive(arenaOffset: Int(sequence - 1) * size, size: size, sequence: sequence)
+        }
+        _ = bounded.didWrite(size / 2)  // frame 1 in flight
+        #expect(Self.append(4, to: &bounded, in: arena, at: 3 * size) == .queued(dropped: 1))
+        var tail = [UInt8](OutboundQueueTests.notify(1).prefix(size / 2))
+        tail += OutboundQueueTests.pending(&bounded).1
+        var tailDecoder = FrameDecoder(role: .client)
+        tailDecoder.append(contentsOf: tail)
+        var tailFrames: [Frame] = []
+        while let frame = try! tailDecoder.next() { tailFrames.append(frame) }
+        #expect(OutboundQueueTests.sequences(tailFrames) == [1, 3, 4])
+        #expect(tailFrames[1] == .dropped(Frame.Dropped(count: 1, firstSequence: 2, lastSequence: 2)))
+    }
+
+    @Test func switchingToCoalesceSplitsRunsByName() {
+        let size = OutboundQueueTests.frameSize
+        var (queue, arena) = Self.queueWithRun(4, limit: 5 * size)
+        queue.setPolicy(.coalesce)
+        // All are "n": the new frame supersedes every queued one, so the oldest goes first.
+        #expect(Self.append(5, to: &queue, in: arena, at: 4 * size) == .queued(dropped: 0))
+        #expect(Self.append(6, to: &queue, in: arena, at: 5 * size) == .queued(dropped: 1))
+        let frames = OutboundQueueTests.drain(&queue)
+        #expect(frames.first == .dropped(Frame.Dropped(count: 1, firstSequence: 1, lastSequence: 1)))
+        #expect(OutboundQueueTests.sequences(frames) == [2, 3, 4, 5, 6])
     }
 }

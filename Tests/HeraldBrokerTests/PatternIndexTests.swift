@@ -84,7 +84,7 @@ struct NameTableTests {
     @Test func agreesWithADictionaryUnderRandomInsertsAndRemovals() {
         var generator = SystemRandomNumberGenerator()
         let seed = UInt64.random(in: .min ... .max, using: &generator)
-        var random = SplitMix(seed: seed)
+        var random = SeededRandom(seed: seed)
         var index = PatternIndex<Int>()
         var model: [String: [Int: Int]] = [:]
         // Few names, so probe runs collide and removals shift slots back.
@@ -113,18 +113,5 @@ struct NameTableTests {
             #expect(byBytes.sorted() == expected, "seed \(seed), name \(name)")
         }
         #expect(Set(index.exactNames) == Set(model.keys), "seed \(seed)")
-    }
-}
-
-/// A small seeded generator, so a failure's seed reproduces it.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
