@@ -181,9 +181,7 @@ extension Broker {
         lastSequence += 1
         posted += 1
         let sequence = lastSequence
-        var found: [ConnectionID] = []
-        swap(&found, &matches)
-        index.forEachMatch(ofName: post.name) { found.append($0) }
+        let found = index.matches(ofName: post.name)
         if !found.isEmpty {
             let size = Frame.Notify.encodedSize(nameCount: post.name.count, payloadCount: post.payload.count)
             if arenaUsed + size > arena.capacity { endTurn() }
@@ -202,8 +200,6 @@ extension Broker {
             arenaUsed += size
             deliver(arenaOffset: offset, size: size, sequence: sequence, to: found)
         }
-        found.removeAll(keepingCapacity: true)
-        swap(&found, &matches)
         // As in handlePost: the poster's own queue may have overflowed under DISCONNECT.
         if isClosing(id) { return .closeAfterFlush }
         if post.request != 0 {

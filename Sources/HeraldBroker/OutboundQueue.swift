@@ -586,22 +586,36 @@ final class OutputStorage {
         base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         self.capacity = capacity
         self.accounting = accounting
-        accounting?.bytes += capacity
+        accounting?.add(capacity)
     }
 
     deinit {
         base.deallocate()
-        accounting?.bytes -= capacity
+        accounting?.add(-capacity)
     }
 }
 
 /// Counts the bytes of every queue's buffer: the daemon's memory for queued output, which
 /// `--max-queued-bytes` bounds.
 public final class OutputAccounting {
-    /// Bytes of queue buffers allocated now.
-    public fileprivate(set) var bytes = 0
+    // Behind a pointer rather than a stored `var`: the broker reads it after every frame, and a class's
+    // stored property is checked for exclusive access at run time on every read (~60 instructions a post).
+    private let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
 
-    public init() {}
+    /// Bytes of queue buffers allocated now.
+    public var bytes: Int { counter.pointee }
+
+    public init() {
+        counter.initialize(to: 0)
+    }
+
+    deinit {
+        counter.deallocate()
+    }
+
+    fileprivate func add(_ count: Int) {
+        counter.pointee += count
+    }
 }
 
 /// Memory where the broker encodes each live post of a turn once; queues send from it, and copy what they

@@ -49,6 +49,11 @@ public struct PatternIndex<Key: Hashable> {
     }
     private var nodes: [Node] = [Node()]
     private var freeNodes: [Int] = []
+    /// The last name `matches(ofName:)` answered and its keys, until a pattern is added or removed: a
+    /// session posts to the same few names over and over.
+    private var cachedName: NameBuffer?
+    private var cachedKeys: [Key] = []
+    private var cacheIsValid = false
 
     public init() {}
 
@@ -57,6 +62,7 @@ public struct PatternIndex<Key: Hashable> {
 
     /// Adds one occurrence of `pattern` for `key`.
     public mutating func insert(_ pattern: Pattern, for key: Key) {
+        cacheIsValid = false
         if pattern.isExact {
             exact.update(pattern.text, default: Subscribers()) { subscribers in
                 subscribers.add(key)
@@ -94,6 +100,7 @@ public struct PatternIndex<Key: Hashable> {
 
     /// Removes one occurrence of `pattern` for `key`; a pattern not present is a no-op.
     public mutating func remove(_ pattern: Pattern, for key: Key) {
+        cacheIsValid = false
         if pattern.isExact {
             exact.update(pattern.text, default: Subscribers()) { subscribers in
                 subscribers.remove(key)
@@ -155,6 +162,23 @@ public struct PatternIndex<Key: Hashable> {
         visit(0, segments[...], body)
     }
 
+    /// The keys `forEachMatch(ofName:_:)` reports for `name`, remembered for the next call with the same name
+    /// (until a pattern is added or removed), which then costs one comparison of the bytes.
+    public mutating func matches(ofName name: UnsafeRawBufferPointer) -> [Key] {
+        if cacheIsValid, let cached = cachedName, cached.holds(name) { return cachedKeys }
+        var keys: [Key] = []
+        swap(&keys, &cachedKeys)
+        keys.removeAll(keepingCapacity: true)
+        forEachMatch(ofName: name) { keys.append($0) }
+        cachedKeys = keys
+        if name.count <= NameBuffer.capacity {
+            if !isKnownUniquelyReferenced(&cachedName) { cachedName = NameBuffer() }
+            cachedName!.store(name)
+            cacheIsValid = true
+        }
+        return cachedKeys
+    }
+
     /// Whether any wildcard pattern is indexed (the trie's root has anything below it).
     private var hasWildcards: Bool {
         nodes[0].children.count > 0 || nodes[0].star != nil || !nodes[0].trailing.isEmpty
@@ -182,5 +206,26 @@ public struct PatternIndex<Key: Hashable> {
         if let index = freeNodes.popLast() { return index }
         nodes.append(Node())
         return nodes.count - 1
+    }
+}
+
+/// Room for one name's bytes, for `PatternIndex`'s last-name cache: filled in place, so a miss allocates
+/// nothing.
+final class NameBuffer {
+    static let capacity = Limits.maxNameBytes
+    private let base = UnsafeMutableRawPointer.allocate(byteCount: NameBuffer.capacity, alignment: 8)
+    private var count = 0
+
+    deinit {
+        base.deallocate()
+    }
+
+    func holds(_ name: UnsafeRawBufferPointer) -> Bool {
+        count == name.count && (count == 0 || bytesEqual(UnsafeRawPointer(base), name.baseAddress!, count))
+    }
+
+    func store(_ name: UnsafeRawBufferPointer) {
+        if !name.isEmpty { base.copyMemory(from: name.baseAddress!, byteCount: name.count) }
+        count = name.count
     }
 }

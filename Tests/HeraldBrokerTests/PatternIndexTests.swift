@@ -69,6 +69,40 @@ struct PatternIndexTests {
     }
 }
 
+/// `matches(ofName:)` remembers the last name's keys until a pattern changes.
+struct PatternIndexCacheTests {
+    static func cached(_ index: inout PatternIndex<Int>, _ name: String) -> [Int] {
+        var name = name
+        return name.withUTF8 { index.matches(ofName: UnsafeRawBufferPointer($0)) }.sorted()
+    }
+
+    @Test func anInsertOrRemoveForgetsTheCachedAnswer() throws {
+        var index = PatternIndex<Int>()
+        index.insert(try Pattern("a.b"), for: 1)
+        #expect(Self.cached(&index, "a.b") == [1])
+        #expect(Self.cached(&index, "a.b") == [1])
+        index.insert(try Pattern("a.*"), for: 2)
+        #expect(Self.cached(&index, "a.b") == [1, 2])
+        index.remove(try Pattern("a.b"), for: 1)
+        #expect(Self.cached(&index, "a.b") == [2])
+        #expect(Self.cached(&index, "a.c") == [2])
+        #expect(Self.cached(&index, "x") == [])
+        #expect(Self.cached(&index, "a.b") == [2])
+    }
+
+    @Test func aCopyKeepsItsOwnCache() throws {
+        var index = PatternIndex<Int>()
+        index.insert(try Pattern("a"), for: 1)
+        index.insert(try Pattern("b"), for: 2)
+        #expect(Self.cached(&index, "a") == [1])
+        var copy = index
+        #expect(Self.cached(&copy, "b") == [2])
+        #expect(Self.cached(&index, "a") == [1])
+        #expect(Self.cached(&index, "b") == [2])
+        #expect(Self.cached(&copy, "a") == [1])
+    }
+}
+
 /// The exact-name table the index looks names up in, by their bytes.
 struct NameTableTests {
     @Test func sequentialNamesDoNotPileUp() {

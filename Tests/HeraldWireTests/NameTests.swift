@@ -51,3 +51,45 @@ struct NameTests {
         return out + "\""
     }
 }
+
+/// The word-at-a-time check must agree with the rule byte for byte, for every length and position.
+struct PlainASCIINameTests {
+    static func reference(_ bytes: [UInt8]) -> Bool {
+        guard !bytes.isEmpty, bytes.count <= Limits.maxNameBytes else { return false }
+        var segment = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                if segment == 0 { return false }
+                segment = 0
+            } else if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "*") {
+                return false
+            } else {
+                segment += 1
+            }
+        }
+        return segment > 0
+    }
+
+    @Test func agreesWithTheByteRuleEverywhere() {
+        let specials: [UInt8] = [0x00, 0x1F, 0x20, 0x21, 0x2A, 0x2E, 0x7E, 0x7F, 0x80, 0xFF]
+        for length in [1, 2, 3, 5, 7, 8, 9, 14, 15, 16, 17, 22, 23, 64, 255, 256] {
+            let plain = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+            #expect(plain.withUnsafeBytes { Name.isPlainASCIIName($0) } == Self.reference(plain))
+            for position in 0..<length {
+                for special in specials {
+                    var bytes = plain
+                    bytes[position] = special
+                    let fast = bytes.withUnsafeBytes { Name.isPlainASCIIName($0) }
+                    #expect(fast == Self.reference(bytes), "length \(length), byte \(special) at \(position)")
+                    if position + 1 < length {
+                        // Two dots side by side, across every word boundary.
+                        bytes[position] = UInt8(ascii: ".")
+                        bytes[position + 1] = UInt8(ascii: ".")
+                        let pair = bytes.withUnsafeBytes { Name.isPlainASCIIName($0) }
+                        #expect(pair == Self.reference(bytes), "length \(length), '..' at \(position)")
+                    }
+                }
+            }
+        }
+    }
+}
