@@ -122,7 +122,7 @@ struct OutboundQueueTests {
         #expect(notice.firstSequence == 2 && notice.lastSequence == kept.first! - 1)
     }
 
-    @Test func aLargeBufferIsFreedWhenTheQueueEmpties() {
+    @Test func theBufferIsFreedWhenTheQueueEmpties() {
         let accounting = OutputAccounting()
         var queue = OutboundQueue(limit: 1 << 20, accounting: accounting)
         for sequence in UInt64(1)...1_000 {
@@ -131,10 +131,8 @@ struct OutboundQueueTests {
         #expect(accounting.bytes >= 1_000 * Self.frameSize)
         #expect(Self.sequences(Self.drain(&queue)) == Array(1...1_000))
         #expect(accounting.bytes == 0)
-        // A small one is kept for the next frame.
         queue.enqueueControl(.ack(Frame.Ack(request: 1, sequence: 0)))
-        _ = Self.drain(&queue)
-        #expect(accounting.bytes > 0 && accounting.bytes <= 4096)
+        #expect(accounting.bytes > 0)
         queue.removeAll()
         #expect(accounting.bytes == 0)
     }
