@@ -25,6 +25,8 @@ final class ConsumptionCounter: Sendable {
 /// One subscription of a connection, as the reader routes to it: its pattern, its stream, and its loss accounting.
 struct Subscription: Sendable {
     let pattern: Pattern
+    /// The pattern, for matching the name bytes of frames the reader has not made strings of.
+    let matcher: PatternMatcher
     /// Where notifications wait for the consumer.
     let continuation: NotificationBuffer
     let policy: BufferingPolicy
@@ -45,6 +47,26 @@ struct Subscription: Sendable {
     var isLive = false
     /// Losses not yet reported by a notice in the stream.
     var unreported: DropRange?
+    /// Whether the reader put something in the stream during the batch it is routing, so it flushes this buffer,
+    /// and only the buffers like it, once the batch is done.
+    var touched = false
+
+    init(
+        pattern: Pattern,
+        continuation: NotificationBuffer,
+        policy: BufferingPolicy,
+        overflow: OverflowPolicy = .dropOldest,
+        isMonitor: Bool = false,
+        consumed: ConsumptionCounter = ConsumptionCounter()
+    ) {
+        self.pattern = pattern
+        self.matcher = PatternMatcher(pattern)
+        self.continuation = continuation
+        self.policy = policy
+        self.overflow = overflow
+        self.isMonitor = isMonitor
+        self.consumed = consumed
+    }
 
     /// Delivers `notification`, first reporting earlier losses if there are any.
     ///

@@ -150,7 +150,8 @@ struct WorkloadRunner {
         for await notification in stream {
             let now = SystemClock.monotonicNanoseconds()
             if notification.notice != nil { continue }  // a loss: it shows as `lost`
-            let header = notification.payload.withUnsafeBytes { raw -> (sent: UInt64, topic: UInt32, kind: UInt16)? in
+            // In place: `payload` would copy the bytes into a new array per delivery.
+            let header = notification.withUnsafePayloadBytes { raw -> (sent: UInt64, topic: UInt32, kind: UInt16)? in
                 guard raw.count >= 24 else { return nil }
                 return (
                     UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
