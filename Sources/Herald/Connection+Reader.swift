@@ -110,7 +110,10 @@ extension Connection {
         let noticeSender = self.noticeSender
         let ending = state.withLock { state -> HeraldError? in
             var hasUnreportedDrops = false
+            // Whether live notifications are staged, to be committed before anything else is routed.
+            var hasStaged = false
             defer {
+                if hasStaged, state.commitStaged(noticeSender) { hasUnreportedDrops = true }
                 // A notice that did not fit earlier goes in now if the consumer has made room since.
                 if hasUnreportedDrops {
                     state.forEachSubscription { subscription in
@@ -130,6 +133,7 @@ extension Connection {
                 let frame: Frame
                 switch incoming {
                 case .notify(let notify) where notify.subscription == 0:
+                    hasStaged = true
                     let name = UnsafeRawBufferPointer(
                         start: shared!.base + notify.name.lowerBound,
                         count: notify.name.count
@@ -139,6 +143,8 @@ extension Connection {
                     }
                     continue
                 case .notify(let notify):
+                    if hasStaged, state.commitStaged(noticeSender) { hasUnreportedDrops = true }
+                    hasStaged = false
                     // Kept by a GET's caller or at the head of a stream: it should not keep the whole read.
                     let notification = HeraldNotification(notify, in: shared!).detached()
                     if state.deliverRetained(notification, to: notify.subscription, noticeSender) {
@@ -146,11 +152,14 @@ extension Connection {
                     }
                     continue
                 case .frame(let decoded):
+                    if hasStaged, state.commitStaged(noticeSender) { hasUnreportedDrops = true }
+                    hasStaged = false
                     frame = decoded
                 }
                 switch frame {
                 case .notify(let notify) where notify.subscription == 0:
                     // A name the in-place reader left to the decoder (not plain ASCII).
+                    hasStaged = true
                     var name = notify.name
                     let delivered = name.withUTF8 { name in
                         state.deliverLive(named: UnsafeRawBufferPointer(name), noticeSender) {
@@ -298,8 +307,27 @@ extension ConnectionState {
         forEachSubscription { subscription in
             guard subscription.isLive, subscription.matcher.matches(name) else { return }
             if notification == nil { notification = make() }
-            subscription.deliver(notification!, noticeSender: noticeSender)
             subscription.touched = true
+            if subscription.canStage {
+                subscription.staged.append(notification!)
+            } else {
+                subscription.commitStaged(noticeSender)
+                subscription.deliver(notification!, noticeSender: noticeSender)
+                hasUnreportedDrops = hasUnreportedDrops || subscription.unreported != nil
+            }
+        }
+        return hasUnreportedDrops
+    }
+
+    /// Puts every subscription's staged notifications in its stream; the reader does this before routing anything
+    /// but a live `NOTIFY`, and at the end of each batch, so the order of the stream is the order of the frames.
+    ///
+    /// - Returns: whether a subscription now has losses its stream has not been told about.
+    mutating func commitStaged(_ noticeSender: NoticeSender) -> Bool {
+        var hasUnreportedDrops = false
+        forEachSubscription { subscription in
+            guard !subscription.staged.isEmpty else { return }
+            subscription.commitStaged(noticeSender)
             hasUnreportedDrops = hasUnreportedDrops || subscription.unreported != nil
         }
         return hasUnreportedDrops
