@@ -2,14 +2,6 @@ import Foundation
 import HeraldPosix
 import HeraldWire
 
-/// One frame of a read, as the reader thread routes it.
-enum IncomingFrame: Sendable {
-    /// A `NOTIFY` read in place; its name and payload are in the read's ``NotificationBytes``.
-    case notify(NotifyView)
-    /// Any other frame, decoded.
-    case frame(Frame)
-}
-
 extension Connection {
     /// Starts the reader thread. It holds the connection until the socket reaches end of file or fails.
     ///
@@ -22,12 +14,11 @@ extension Connection {
         thread.start()
     }
 
-    /// The reader thread's loop: read whatever is there, split it into whole frames, read each `NOTIFY` in place
-    /// (everything else with the decoder), and route the batch under one lock.
+    /// The reader thread's loop: read whatever is there, copy the whole frames once into bytes every notification of
+    /// the read shares, and route them under one lock.
     private func runReader(maxPayload: Int) {
         let scanner = FrameScanner(maxPayload: maxPayload)
         var buffer = ReceiveBuffer()
-        var frames: [IncomingFrame] = []
         var ending: HeraldError?
         while ending == nil {
             let count: Int
@@ -45,46 +36,31 @@ extension Connection {
                 break
             }
             buffer.didRead(count)
-            frames.removeAll(keepingCapacity: true)
+            // Where the whole frames end: only their length prefixes are read here.
             var violation: HeraldError?
-            var routed = 0
-            var hasNotify = false
+            var whole = 0
             do throws(WireError) {
                 let bytes = buffer.bytes
-                while let size = try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: bytes[routed...])) {
-                    guard routed + size <= bytes.count else {
+                while let size = try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: bytes[whole...])) {
+                    guard whole + size <= bytes.count else {
                         buffer.reserve(size)
                         break
                     }
-                    if let notify = NotifyView(frameIn: bytes, at: routed) {
-                        frames.append(.notify(notify))
-                        hasNotify = true
-                    } else {
-                        frames.append(
-                            .frame(
-                                try FrameDecoder.decodeBody(
-                                    typeByte: bytes[routed + 4],
-                                    flags: bytes[routed + 5],
-                                    body: UnsafeRawBufferPointer(rebasing: bytes[routed + 6..<routed + size]),
-                                    role: .client,
-                                    maxPayload: maxPayload
-                                )
-                            )
-                        )
-                    }
-                    routed += size
+                    whole += size
                 }
             } catch {
                 violation = HeraldError(.protocolError, "heraldd broke the wire protocol: \(error)")
-                options.logger?.error("\(violation!)")
             }
-            // The views' ranges are offsets into the read, so the whole frames are copied as they lie: one
-            // allocation for every notification of the read.
-            let shared =
-                hasNotify ? NotificationBytes(copying: UnsafeRawBufferPointer(rebasing: buffer.bytes[..<routed])) : nil
-            buffer.consume(routed)
-            // Frames decoded before a violation are still delivered: they were valid.
-            ending = dispatch(frames, shared) ?? violation
+            if whole > 0 {
+                // Notifications point into these bytes rather than the receive buffer, which the next read reuses.
+                let shared = NotificationBytes(copying: UnsafeRawBufferPointer(rebasing: buffer.bytes[..<whole]))
+                buffer.consume(whole)
+                // Frames before a violation are still delivered: they were valid.
+                ending = dispatch(shared, maxPayload: maxPayload) ?? violation
+            } else {
+                ending = violation
+            }
+            if let ending, ending.code == .protocolError { options.logger?.error("\(ending)") }
         }
         fail(ending!)
         let waiters = state.withLock { state in
@@ -97,17 +73,20 @@ extension Connection {
         }
     }
 
-    /// Routes a batch of frames with one lock, then wakes the consumers of the streams that received something and
-    /// resumes the callers the frames answer.
+    /// Decodes and routes whole frames with one lock, then wakes the consumers of the streams that received
+    /// something and resumes the callers the frames answer.
     ///
-    /// - Parameter shared: the bytes the `.notify` frames' ranges point into.
-    /// - Returns: the reason the connection ends, if the batch holds an `ERROR` (every `ERROR` is final in version 1)
-    ///   or a frame a daemon must not send.
-    private func dispatch(_ frames: [IncomingFrame], _ shared: NotificationBytes?) -> HeraldError? {
-        guard !frames.isEmpty else { return nil }
+    /// A `NOTIFY` is read in place with ``NotifyView`` and its notification points into `frames`; any other frame,
+    /// and a `NOTIFY` the view leaves to it, is decoded by ``FrameDecoder``.
+    ///
+    /// - Parameter frames: whole frames, back to back.
+    /// - Returns: the reason the connection ends, if the frames hold an `ERROR` (every `ERROR` is final in version 1),
+    ///   a frame a daemon must not send, or one that breaks the protocol; the frames before it are routed.
+    private func dispatch(_ frames: NotificationBytes, maxPayload: Int) -> HeraldError? {
         var resumptions: [Resumption] = []
         var touched: [NotificationBuffer] = []
         let noticeSender = self.noticeSender
+        let bytes = UnsafeRawBufferPointer(start: frames.base, count: frames.count)
         let ending = state.withLock { state -> HeraldError? in
             var hasUnreportedDrops = false
             // Whether live notifications are staged, to be committed before anything else is routed.
@@ -129,32 +108,41 @@ extension Connection {
                     touched.append(subscription.continuation)
                 }
             }
-            for incoming in frames {
-                let frame: Frame
-                switch incoming {
-                case .notify(let notify) where notify.subscription == 0:
-                    hasStaged = true
-                    let name = UnsafeRawBufferPointer(
-                        start: shared!.base + notify.name.lowerBound,
-                        count: notify.name.count
-                    )
-                    if state.deliverLive(named: name, noticeSender, { HeraldNotification(notify, in: shared!) }) {
-                        hasUnreportedDrops = true
+            var next = 0
+            while next < bytes.count {
+                let start = next
+                next += 4 + Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+                if let notify = NotifyView(frameIn: bytes, at: start) {
+                    if notify.subscription == 0 {
+                        hasStaged = true
+                        let name = UnsafeRawBufferPointer(rebasing: bytes[notify.name])
+                        if state.deliverLive(named: name, noticeSender, { HeraldNotification(notify, in: frames) }) {
+                            hasUnreportedDrops = true
+                        }
+                        continue
                     }
-                    continue
-                case .notify(let notify):
                     if hasStaged, state.commitStaged(noticeSender) { hasUnreportedDrops = true }
                     hasStaged = false
                     // Kept by a GET's caller or at the head of a stream: it should not keep the whole read.
-                    let notification = HeraldNotification(notify, in: shared!).detached()
+                    let notification = HeraldNotification(notify, in: frames).detached()
                     if state.deliverRetained(notification, to: notify.subscription, noticeSender) {
                         hasUnreportedDrops = true
                     }
                     continue
-                case .frame(let decoded):
-                    if hasStaged, state.commitStaged(noticeSender) { hasUnreportedDrops = true }
-                    hasStaged = false
-                    frame = decoded
+                }
+                if hasStaged, state.commitStaged(noticeSender) { hasUnreportedDrops = true }
+                hasStaged = false
+                let frame: Frame
+                do {
+                    frame = try FrameDecoder.decodeBody(
+                        typeByte: bytes[start + 4],
+                        flags: bytes[start + 5],
+                        body: UnsafeRawBufferPointer(rebasing: bytes[start + 6..<next]),
+                        role: .client,
+                        maxPayload: maxPayload
+                    )
+                } catch {
+                    return HeraldError(.protocolError, "heraldd broke the wire protocol: \(error)")
                 }
                 switch frame {
                 case .notify(let notify) where notify.subscription == 0:
