@@ -292,13 +292,21 @@ extension ConnectionState {
     ) -> Bool {
         var notification: HeraldNotification?
         var hasUnreportedDrops = false
+        // The usual connection has one subscription: its notification is made straight into place, without the shared
+        // copy and the extra retain and release that sharing costs.
+        let single = subscriptions.count == 1
         forEachSubscription { subscription in
             guard subscription.isLive, subscription.matcher.matches(name) else { return }
-            if notification == nil { notification = make() }
             subscription.touched = true
             if subscription.canStage {
-                subscription.staged.append(notification!)
+                if single {
+                    subscription.staged.append(make())
+                } else {
+                    if notification == nil { notification = make() }
+                    subscription.staged.append(notification!)
+                }
             } else {
+                if notification == nil { notification = make() }
                 subscription.commitStaged(noticeSender)
                 subscription.deliver(notification!, noticeSender: noticeSender)
                 hasUnreportedDrops = hasUnreportedDrops || subscription.unreported != nil
