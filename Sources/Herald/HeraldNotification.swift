@@ -95,17 +95,21 @@ public struct HeraldNotification: Sendable, Hashable {
     public func withUnsafePayloadBytes<Result, Failure: Error>(
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        try body(UnsafeRawBufferPointer(start: bytes.base + Int(payloadStart), count: Int(payloadCount)))
+        try withExtendedLifetime(bytes) { () throws(Failure) -> Result in
+            try body(UnsafeRawBufferPointer(start: bytes.base + Int(payloadStart), count: Int(payloadCount)))
+        }
     }
 
     /// Calls `body` with the name's UTF-8 bytes.
     func withNameBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        body(
-            UnsafeBufferPointer(
-                start: bytes.base.assumingMemoryBound(to: UInt8.self) + Int(nameStart),
-                count: Int(nameCount)
+        withExtendedLifetime(bytes) {
+            body(
+                UnsafeBufferPointer(
+                    start: bytes.base.assumingMemoryBound(to: UInt8.self) + Int(nameStart),
+                    count: Int(nameCount)
+                )
             )
-        )
+        }
     }
 
     init(
@@ -171,6 +175,8 @@ public struct HeraldNotification: Sendable, Hashable {
         self.isRetained = other.isRetained
     }
 
+    /// Whether two notifications are the same: same name, payload, sequence number, time, sender, retained flag
+    /// and notice, wherever their bytes are kept.
     public static func == (lhs: HeraldNotification, rhs: HeraldNotification) -> Bool {
         lhs.sequence == rhs.sequence && lhs.timeNanoseconds == rhs.timeNanoseconds && lhs.sender == rhs.sender
             && lhs.isRetained == rhs.isRetained && lhs.notice == rhs.notice
@@ -178,6 +184,7 @@ public struct HeraldNotification: Sendable, Hashable {
             && lhs.withUnsafePayloadBytes { a in rhs.withUnsafePayloadBytes { b in a.elementsEqual(b) } }
     }
 
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(sequence)
         hasher.combine(timeNanoseconds)
