@@ -4,7 +4,9 @@ import HeraldWire
 /// One notification delivered to a subscription: a post, a replayed retained value, or a notice from the library.
 ///
 /// The payload is kept as bytes; ``userInfo`` decodes it as JSON only when asked, so a consumer that does not look
-/// at it pays nothing for it.
+/// at it pays nothing for it. Live notifications keep their name and payload in the bytes of the socket read they
+/// arrived in, shared with the others of that read: keeping one keeps that read (at most 64 KiB at the default
+/// payload limit) until it is released. Retained values have bytes of their own.
 public struct HeraldNotification: Sendable, Hashable {
     /// Who posted: the process, user and group the daemon read from the kernel (`SO_PEERCRED`) when the poster
     /// connected. A sender cannot choose these values.
