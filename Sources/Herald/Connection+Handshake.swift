@@ -47,9 +47,7 @@ extension Connection {
                 "connected to \(welcome.server) (pid \(welcome.daemonPID)) on \(socketPath), "
                     + "protocol \(welcome.version), maxPayload \(welcome.maxPayload)"
             )
-            connection.startReader(
-                decoder: FrameDecoder(role: .client, maxPayload: Int(welcome.maxPayload))
-            )
+            connection.startReader(maxPayload: Int(welcome.maxPayload))
             return connection
         case .error(let error):
             throw daemonError(error)

@@ -4,27 +4,28 @@ import HeraldWire
 
 extension Connection {
     /// Starts the reader thread. It holds the connection until the socket reaches end of file or fails.
-    func startReader(decoder: FrameDecoder) {
+    ///
+    /// - Parameter maxPayload: the daemon's `maxPayload`, from `WELCOME`, which bounds the frames it accepts.
+    func startReader(maxPayload: Int) {
         let thread = Thread { [self] in
-            runReader(decoder: decoder)
+            runReader(maxPayload: maxPayload)
         }
         thread.name = "herald-reader"
         thread.start()
     }
 
-    /// The reader thread's loop: read whatever is there, decode every whole frame, route the batch under one lock.
-    private func runReader(decoder initial: FrameDecoder) {
-        var decoder = initial
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
-        defer { buffer.deallocate() }
-        var frames: [Frame] = []
+    /// The reader thread's loop: read whatever is there, copy the whole frames once into bytes every notification of
+    /// the read shares, and route them under one lock.
+    private func runReader(maxPayload: Int) {
+        let scanner = FrameScanner(maxPayload: maxPayload)
+        var buffer = ReceiveBuffer()
         var ending: HeraldError?
         while ending == nil {
             let count: Int
             do {
                 // The socket is blocking without a receive timeout, so `.wouldBlock` does not happen; if it did,
                 // reading again is right.
-                guard let read = try socket.read(into: buffer).value else { continue }
+                guard let read = try socket.read(into: buffer.free).value else { continue }
                 count = read
             } catch {
                 ending = Self.readFailure(error)
@@ -34,19 +35,32 @@ extension Connection {
                 ending = HeraldError(.disconnected, "heraldd closed the connection")
                 break
             }
-            decoder.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            frames.removeAll(keepingCapacity: true)
+            buffer.didRead(count)
+            // Where the whole frames end: only their length prefixes are read here.
             var violation: HeraldError?
-            do {
-                while let frame = try decoder.next() {
-                    frames.append(frame)
+            var whole = 0
+            do throws(WireError) {
+                let bytes = buffer.bytes
+                while let size = try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: bytes[whole...])) {
+                    guard whole + size <= bytes.count else {
+                        buffer.reserve(size)
+                        break
+                    }
+                    whole += size
                 }
             } catch {
                 violation = HeraldError(.protocolError, "heraldd broke the wire protocol: \(error)")
-                options.logger?.error("\(violation!)")
             }
-            // Frames decoded before a violation are still delivered: they were valid.
-            ending = dispatch(frames) ?? violation
+            if whole > 0 {
+                // Notifications point into these bytes rather than the receive buffer, which the next read reuses.
+                let shared = NotificationBytes(copying: UnsafeRawBufferPointer(rebasing: buffer.bytes[..<whole]))
+                buffer.consume(whole)
+                // Frames before a violation are still delivered: they were valid.
+                ending = dispatch(shared, maxPayload: maxPayload) ?? violation
+            } else {
+                ending = violation
+            }
+            if let ending, ending.code == .protocolError { options.logger?.error("\(ending)") }
         }
         fail(ending!)
         let waiters = state.withLock { state in
@@ -59,48 +73,91 @@ extension Connection {
         }
     }
 
-    /// Routes a batch of frames with one lock, then resumes the callers they answer.
+    /// Decodes and routes whole frames with one lock, then wakes the consumers of the streams that received
+    /// something and resumes the callers the frames answer.
     ///
-    /// - Returns: the reason the connection ends, if the batch holds an `ERROR` (every `ERROR` is final in version 1)
-    ///   or a frame a daemon must not send.
-    private func dispatch(_ frames: [Frame]) -> HeraldError? {
-        guard !frames.isEmpty else { return nil }
+    /// A `NOTIFY` is read in place with ``NotifyView`` and its notification points into `frames`; any other frame,
+    /// and a `NOTIFY` the view leaves to it, is decoded by ``FrameDecoder``.
+    ///
+    /// - Parameter frames: whole frames, back to back.
+    /// - Returns: the reason the connection ends, if the frames hold an `ERROR` (every `ERROR` is final in version 1),
+    ///   a frame a daemon must not send, or one that breaks the protocol; the frames before it are routed.
+    private func dispatch(_ frames: NotificationBytes, maxPayload: Int) -> HeraldError? {
         var resumptions: [Resumption] = []
         var touched: [NotificationBuffer] = []
         let noticeSender = self.noticeSender
+        let bytes = UnsafeRawBufferPointer(start: frames.base, count: frames.count)
         let ending = state.withLock { state -> HeraldError? in
-            // Every buffer that may have received something is flushed once, after the lock: one wake-up per batch.
-            defer { touched = state.subscriptions.values.map(\.continuation) }
             var hasUnreportedDrops = false
+            // Whether live notifications are staged, to be committed before anything else is routed.
+            var hasStaged = false
             defer {
+                if hasStaged, state.commitStaged(noticeSender) { hasUnreportedDrops = true }
                 // A notice that did not fit earlier goes in now if the consumer has made room since.
                 if hasUnreportedDrops {
-                    for index in state.subscriptions.indices where state.subscriptions.values[index].unreported != nil {
-                        state.subscriptions.values[index].reportDrops(noticeSender)
+                    state.forEachSubscription { subscription in
+                        guard subscription.unreported != nil else { return }
+                        subscription.reportDrops(noticeSender)
+                        subscription.touched = true
                     }
                 }
+                // Only the buffers that received something are flushed, once each: one wake-up per batch.
+                state.forEachSubscription { subscription in
+                    guard subscription.touched else { return }
+                    subscription.touched = false
+                    touched.append(subscription.continuation)
+                }
             }
-            for frame in frames {
+            var next = 0
+            while next < bytes.count {
+                let start = next
+                next += 4 + Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+                if let notify = NotifyView(frameIn: bytes, at: start) {
+                    if notify.subscription == 0 {
+                        hasStaged = true
+                        let name = UnsafeRawBufferPointer(rebasing: bytes[notify.name])
+                        if state.deliverLive(named: name, noticeSender, { HeraldNotification(notify, in: frames) }) {
+                            hasUnreportedDrops = true
+                        }
+                        continue
+                    }
+                    if hasStaged, state.commitStaged(noticeSender) { hasUnreportedDrops = true }
+                    hasStaged = false
+                    // Kept by a GET's caller or at the head of a stream: it should not keep the whole read.
+                    let notification = HeraldNotification(notify, in: frames).detached()
+                    if state.deliverRetained(notification, to: notify.subscription, noticeSender) {
+                        hasUnreportedDrops = true
+                    }
+                    continue
+                }
+                if hasStaged, state.commitStaged(noticeSender) { hasUnreportedDrops = true }
+                hasStaged = false
+                let frame: Frame
+                do {
+                    frame = try FrameDecoder.decodeBody(
+                        typeByte: bytes[start + 4],
+                        flags: bytes[start + 5],
+                        body: UnsafeRawBufferPointer(rebasing: bytes[start + 6..<next]),
+                        role: .client,
+                        maxPayload: maxPayload
+                    )
+                } catch {
+                    return HeraldError(.protocolError, "heraldd broke the wire protocol: \(error)")
+                }
                 switch frame {
                 case .notify(let notify) where notify.subscription == 0:
-                    // Live: every live subscription whose pattern matches, built once and shared.
-                    var notification: HeraldNotification?
-                    for index in state.subscriptions.indices {
-                        guard state.subscriptions.values[index].isLive,
-                            state.subscriptions.values[index].pattern.matches(notify.name)
-                        else { continue }
-                        if notification == nil { notification = Self.notification(notify) }
-                        state.subscriptions.values[index].deliver(notification!, noticeSender: noticeSender)
-                        hasUnreportedDrops = hasUnreportedDrops || state.subscriptions.values[index].unreported != nil
+                    // A name the in-place reader left to the decoder (not plain ASCII).
+                    hasStaged = true
+                    var name = notify.name
+                    let delivered = name.withUTF8 { name in
+                        state.deliverLive(named: UnsafeRawBufferPointer(name), noticeSender) {
+                            Self.notification(notify)
+                        }
                     }
+                    if delivered { hasUnreportedDrops = true }
                 case .notify(let notify):
-                    // Retained: only the subscription or GET it names; one withdrawn meanwhile gets nothing.
-                    let id = notify.subscription
-                    if state.subscriptions[id] != nil {
-                        state.subscriptions[id]!.deliver(Self.notification(notify), noticeSender: noticeSender)
-                        hasUnreportedDrops = hasUnreportedDrops || state.subscriptions[id]!.unreported != nil
-                    } else if state.pending[id]?.kind == .get {
-                        state.pending[id]!.retained = Self.notification(notify)
+                    if state.deliverRetained(Self.notification(notify), to: notify.subscription, noticeSender) {
+                        hasUnreportedDrops = true
                     }
                 case .ack(let ack):
                     // From here on, live posts are routed to this subscription: the daemon sends every post with a
@@ -140,9 +197,11 @@ extension Connection {
                         lastSequence: dropped.lastSequence
                     )
                     options.logger?.debug("heraldd dropped \(drops.count) notifications for this connection")
-                    for index in state.subscriptions.indices where state.subscriptions.values[index].isLive {
-                        state.subscriptions.values[index].daemonDropped(drops, noticeSender: noticeSender)
-                        hasUnreportedDrops = hasUnreportedDrops || state.subscriptions.values[index].unreported != nil
+                    state.forEachSubscription { subscription in
+                        guard subscription.isLive else { return }
+                        subscription.daemonDropped(drops, noticeSender: noticeSender)
+                        subscription.touched = true
+                        hasUnreportedDrops = hasUnreportedDrops || subscription.unreported != nil
                     }
                 case .error(let error):
                     return Self.daemonError(error)
@@ -206,5 +265,87 @@ extension Connection {
         default:
             HeraldError(.io, "\(error)")
         }
+    }
+}
+
+extension ConnectionState {
+    /// Calls `body` on every subscription, in place.
+    ///
+    /// A loop over indices rather than over `subscriptions.indices`, which holds the dictionary and so makes every
+    /// change in the loop copy it whole.
+    mutating func forEachSubscription(_ body: (inout Subscription) -> Void) {
+        var index = subscriptions.startIndex
+        while index != subscriptions.endIndex {
+            body(&subscriptions.values[index])
+            subscriptions.formIndex(after: &index)
+        }
+    }
+
+    /// Delivers a live post to every live subscription whose pattern matches `name`, made once with `make` and
+    /// shared.
+    ///
+    /// - Returns: whether a subscription now has losses its stream has not been told about.
+    mutating func deliverLive(
+        named name: UnsafeRawBufferPointer,
+        _ noticeSender: NoticeSender,
+        _ make: () -> HeraldNotification
+    ) -> Bool {
+        var notification: HeraldNotification?
+        var hasUnreportedDrops = false
+        // The usual connection has one subscription: its notification is made straight into place, without the shared
+        // copy and the extra retain and release that sharing costs.
+        let single = subscriptions.count == 1
+        forEachSubscription { subscription in
+            guard subscription.isLive, subscription.matcher.matches(name) else { return }
+            subscription.touched = true
+            if subscription.canStage {
+                if single {
+                    subscription.staged.append(make())
+                } else {
+                    if notification == nil { notification = make() }
+                    subscription.staged.append(notification!)
+                }
+            } else {
+                if notification == nil { notification = make() }
+                subscription.commitStaged(noticeSender)
+                subscription.deliver(notification!, noticeSender: noticeSender)
+                hasUnreportedDrops = hasUnreportedDrops || subscription.unreported != nil
+            }
+        }
+        return hasUnreportedDrops
+    }
+
+    /// Puts every subscription's staged notifications in its stream; the reader does this before routing anything
+    /// but a live `NOTIFY`, and at the end of each batch, so the order of the stream is the order of the frames.
+    ///
+    /// - Returns: whether a subscription now has losses its stream has not been told about.
+    mutating func commitStaged(_ noticeSender: NoticeSender) -> Bool {
+        var hasUnreportedDrops = false
+        forEachSubscription { subscription in
+            guard !subscription.staged.isEmpty else { return }
+            subscription.commitStaged(noticeSender)
+            hasUnreportedDrops = hasUnreportedDrops || subscription.unreported != nil
+        }
+        return hasUnreportedDrops
+    }
+
+    /// Delivers a retained value to the subscription or `GET` request `id` it answers; one withdrawn meanwhile gets
+    /// nothing.
+    ///
+    /// - Returns: whether the subscription now has losses its stream has not been told about.
+    mutating func deliverRetained(
+        _ notification: HeraldNotification,
+        to id: UInt32,
+        _ noticeSender: NoticeSender
+    ) -> Bool {
+        if subscriptions[id] != nil {
+            subscriptions[id]!.deliver(notification, noticeSender: noticeSender)
+            subscriptions[id]!.touched = true
+            return subscriptions[id]!.unreported != nil
+        }
+        if pending[id]?.kind == .get {
+            pending[id]!.retained = notification
+        }
+        return false
     }
 }

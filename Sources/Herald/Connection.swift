@@ -23,9 +23,9 @@ final class Connection: Sendable {
     /// Given the live subscriptions when the connection is lost, for ``Herald`` to move them to a new connection;
     /// nil when streams should end with the connection.
     let lostHandler = Mutex<(@Sendable ([Subscription]) -> Void)?>(nil)
-    /// Whether frames may still be written; false once `BYE` is written or a write failed. Held while writing, so
-    /// whole frames go out one at a time and nothing follows `BYE`.
-    private let writer = Mutex(true)
+    /// Whether frames may still be written, and the bytes of the frame being written. Held while writing, so whole
+    /// frames go out one at a time and nothing follows `BYE`.
+    private let writer = Mutex(WriterState())
 
     init(socket: consuming FileDescriptor, socketPath: String, welcome: Frame.Welcome, options: Herald.Options) {
         self.socket = socket
@@ -47,17 +47,30 @@ final class Connection: Sendable {
         state.withLock { $0.closedReason }
     }
 
-    /// Writes one frame's bytes, whole.
+    /// Writes one frame, whole.
+    ///
+    /// The frame is encoded into the writer's own buffer, reused from one frame to the next, so a post allocates
+    /// nothing on its way to the socket.
     ///
     /// - Throws: why the connection ended, if it has; `.timedOut` if the daemon did not read for `requestTimeout`
     ///   (the connection is then closed, since part of a frame may have been written).
-    func write(_ bytes: [UInt8]) throws(HeraldError) {
-        let result = writer.withLock { writable -> Result<Void, SystemError>? in
-            guard writable else { return nil }
-            let result = bytes.withUnsafeBytes { raw in
-                Result { () throws(SystemError) in try socket.writeAll(raw) }
+    func write(_ frame: Frame) throws(HeraldError) {
+        let result = writer.withLock { writer -> Result<Void, SystemError>? in
+            guard writer.writable else { return nil }
+            let size = frame.encodedSize
+            if writer.scratch.count < size {
+                writer.scratch = [UInt8](repeating: 0, count: max(size, WriterState.standardCapacity))
             }
-            if case .failure = result { writable = false }
+            let result = writer.scratch.withUnsafeMutableBytes { raw in
+                let bytes = UnsafeMutableRawBufferPointer(rebasing: raw[..<size])
+                frame.encode(to: bytes)
+                return Result { () throws(SystemError) in try socket.writeAll(UnsafeRawBufferPointer(bytes)) }
+            }
+            if writer.scratch.count > WriterState.standardCapacity {
+                // A large payload's buffer is not kept for the small posts that follow.
+                writer.scratch = []
+            }
+            if case .failure = result { writer.writable = false }
             return result
         }
         switch result {
@@ -89,7 +102,7 @@ final class Connection: Sendable {
         }
         let id = try state.withLock { state throws(HeraldError) in try state.addRequest(kind) }
         do {
-            try write(frame(id).encoded())
+            try write(frame(id))
         } catch {
             state.withLock { _ = $0.pending.removeValue(forKey: id) }
             throw error
@@ -170,7 +183,7 @@ final class Connection: Sendable {
                 Frame.Subscribe(subscription: id, pattern: subscription.pattern, overflow: subscription.overflow)
             )
         do {
-            try write(frame.encoded())
+            try write(frame)
         } catch {
             state.withLock { state in
                 state.pending[id] = nil
@@ -212,7 +225,7 @@ final class Connection: Sendable {
         guard removed != nil, isOpen else { return }
         options.logger?.debug("unsubscribing \(id)")
         // A failed write has already ended the connection, which is all there is to do about it here.
-        try? write(Frame.unsubscribe(Frame.Unsubscribe(subscription: id)).encoded())
+        try? write(Frame.unsubscribe(Frame.Unsubscribe(subscription: id)))
         // Only now: until the UNSUBSCRIBE is written, a SUBSCRIBE from another task could reach the daemon first.
         state.withLock { $0.subscriptionsOnTheWire -= 1 }
     }
@@ -273,9 +286,9 @@ final class Connection: Sendable {
 
     /// Sends `BYE`, ends the connection, and waits for the reader thread to end.
     func close() async {
-        writer.withLock { writable in
-            guard writable else { return }
-            writable = false
+        writer.withLock { writer in
+            guard writer.writable else { return }
+            writer.writable = false
             let bye = Frame.bye.encoded()
             // Best effort: the daemon treats end of file like BYE, so a failure here changes nothing.
             _ = bye.withUnsafeBytes { raw in Result { () throws(SystemError) in try socket.writeAll(raw) } }
@@ -312,4 +325,15 @@ final class Connection: Sendable {
             HeraldError(.io, "\(error)")
         }
     }
+}
+
+/// What the connection's writer lock guards.
+struct WriterState {
+    /// The scratch buffer's usual size; a larger frame gets a buffer of its own size for its write.
+    static let standardCapacity = 4096
+
+    /// Whether frames may still be written; false once `BYE` is written or a write failed.
+    var writable = true
+    /// Where each frame is encoded before it is written.
+    var scratch: [UInt8] = []
 }

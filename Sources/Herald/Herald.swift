@@ -195,8 +195,9 @@ public final class Herald: Sendable {
     ///
     /// An empty payload with `retain` clears the name's retained value.
     public func post(_ name: String, payload: [UInt8], retain: Bool = false) async throws(HeraldError) {
-        try checkPost(name, payloadSize: payload.count)
-        try connection.write(Frame.post(Frame.Post(request: 0, name: name, payload: payload, retain: retain)).encoded())
+        let connection = self.connection
+        try Self.checkPost(name, payloadSize: payload.count, maxPayload: Int(connection.welcome.maxPayload))
+        try connection.write(Frame.post(Frame.Post(request: 0, name: name, payload: payload, retain: retain)))
     }
 
     /// Posts raw bytes to `name` and waits for the daemon's `ACK`.
@@ -211,7 +212,7 @@ public final class Herald: Sendable {
         payload: [UInt8],
         retain: Bool = false
     ) async throws(HeraldError) -> UInt64 {
-        try checkPost(name, payloadSize: payload.count)
+        try Self.checkPost(name, payloadSize: payload.count, maxPayload: maxPayload)
         let reply = try await connection.request(.acknowledgement, "POST to \(name)") { id in
             .post(Frame.Post(request: id, name: name, payload: payload, retain: retain))
         }
@@ -351,8 +352,12 @@ public final class Herald: Sendable {
 
     // MARK: Checks
 
-    private func checkPost(_ name: String, payloadSize: Int) throws(HeraldError) {
-        try Self.validate(name)
+    private static func checkPost(_ name: String, payloadSize: Int, maxPayload: Int) throws(HeraldError) {
+        // Most names are plain ASCII, which is checked byte by byte; the full check walks Unicode scalars.
+        var utf8 = name
+        if !utf8.withUTF8({ Name.isPlainASCII(UnsafeRawBufferPointer($0)) }) {
+            try validate(name)
+        }
         if Name.isReserved(name) {
             throw HeraldError(
                 .reservedName,

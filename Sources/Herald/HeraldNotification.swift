@@ -1,9 +1,12 @@
 public import Foundation
+import HeraldWire
 
 /// One notification delivered to a subscription: a post, a replayed retained value, or a notice from the library.
 ///
 /// The payload is kept as bytes; ``userInfo`` decodes it as JSON only when asked, so a consumer that does not look
-/// at it pays nothing for it.
+/// at it pays nothing for it. Live notifications keep their name and payload in the bytes of the socket read they
+/// arrived in, shared with the others of that read: keeping one keeps that read (at most 64 KiB at the default
+/// payload limit) until it is released. Retained values have bytes of their own.
 public struct HeraldNotification: Sendable, Hashable {
     /// Who posted: the process, user and group the daemon read from the kernel (`SO_PEERCRED`) when the poster
     /// connected. A sender cannot choose these values.
@@ -41,13 +44,27 @@ public struct HeraldNotification: Sendable, Hashable {
     public static let reconnectedNoticeName = "herald.reconnected"
 
     /// The name posted to; ``droppedNoticeName`` for a drop notice.
-    public let name: String
+    ///
+    /// Made from the received bytes each time it is read: the reader thread routes by bytes and makes no `String`
+    /// for a notification nobody asks the name of.
+    public var name: String {
+        withNameBytes { String(decoding: $0, as: UTF8.self) }
+    }
     /// The posted bytes, as sent.
-    public let payload: [UInt8]
+    ///
+    /// A new array each time it is read; ``withUnsafePayloadBytes(_:)`` reads them without one.
+    public var payload: [UInt8] {
+        withUnsafePayloadBytes { raw in
+            [UInt8](unsafeUninitializedCapacity: raw.count) { buffer, initialized in
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
+                initialized = raw.count
+            }
+        }
+    }
     /// The daemon-wide sequence number of the post, from 1; for a drop notice, its `lastSequence`.
     public let sequence: UInt64
     /// When the daemon received the post.
-    public let time: Date
+    public var time: Date { Date(timeIntervalSince1970: Double(timeNanoseconds) / 1_000_000_000) }
     /// When the daemon received the post, in nanoseconds since 1970-01-01T00:00:00Z.
     public let timeNanoseconds: UInt64
     /// Who posted. For a notice: the daemon's pid and this process's uid and gid.
@@ -56,14 +73,45 @@ public struct HeraldNotification: Sendable, Hashable {
     /// ``Herald/retainedValue(of:)``), rather than a live post.
     public let isRetained: Bool
     /// Non-nil for a notice the library put in the stream itself; see ``Notice``.
-    public var notice: Notice? { storedNotice }
+    public var notice: Notice? { bytes.notice }
 
-    private let storedNotice: Notice?
+    /// Where the name and payload are: a whole read of the socket, shared by every notification decoded from it,
+    /// or bytes of this notification's own.
+    private let bytes: NotificationBytes
+    private let nameStart: UInt32
+    private let nameCount: UInt32
+    private let payloadStart: UInt32
+    private let payloadCount: UInt32
 
     /// The payload decoded as a JSON object; nil when it is not one (empty, another JSON type, or not JSON).
     public var userInfo: [String: JSONValue]? {
         guard case .object(let object) = JSONValue.decode(payload) else { return nil }
         return object
+    }
+
+    /// Calls `body` with the payload's bytes, without copying them into an array.
+    ///
+    /// - Parameter body: reads the bytes; they are valid only during the call.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws.
+    public func withUnsafePayloadBytes<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try withExtendedLifetime(bytes) { () throws(Failure) -> Result in
+            try body(UnsafeRawBufferPointer(start: bytes.base + Int(payloadStart), count: Int(payloadCount)))
+        }
+    }
+
+    /// Calls `body` with the name's UTF-8 bytes.
+    func withNameBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        withExtendedLifetime(bytes) {
+            body(
+                UnsafeBufferPointer(
+                    start: bytes.base.assumingMemoryBound(to: UInt8.self) + Int(nameStart),
+                    count: Int(nameCount)
+                )
+            )
+        }
     }
 
     init(
@@ -75,14 +123,79 @@ public struct HeraldNotification: Sendable, Hashable {
         isRetained: Bool,
         notice: Notice? = nil
     ) {
-        self.name = name
-        self.payload = payload
+        var name = name
+        let nameCount = name.withUTF8 { $0.count }
+        self.bytes = name.withUTF8 { nameBytes in
+            payload.withUnsafeBytes { payloadBytes in
+                NotificationBytes(UnsafeRawBufferPointer(nameBytes), payloadBytes, notice: notice)
+            }
+        }
+        self.nameStart = 0
+        self.nameCount = UInt32(nameCount)
+        self.payloadStart = UInt32(nameCount)
+        self.payloadCount = UInt32(payload.count)
         self.sequence = sequence
-        self.time = Date(timeIntervalSince1970: Double(timeNanoseconds) / 1_000_000_000)
         self.timeNanoseconds = timeNanoseconds
         self.sender = sender
         self.isRetained = isRetained
-        self.storedNotice = notice
+    }
+
+    /// A notification whose name and payload are in `bytes`, which the reader thread shares between every
+    /// notification of one read.
+    init(_ notify: NotifyView, in bytes: NotificationBytes) {
+        self.bytes = bytes
+        self.nameStart = UInt32(notify.name.lowerBound)
+        self.nameCount = UInt32(notify.name.count)
+        self.payloadStart = UInt32(notify.payload.lowerBound)
+        self.payloadCount = UInt32(notify.payload.count)
+        self.sequence = notify.sequence
+        self.timeNanoseconds = notify.time
+        self.sender = Sender(pid: notify.pid, uid: notify.uid, gid: notify.gid)
+        self.isRetained = notify.retained
+    }
+
+    /// This notification with bytes of its own, so that keeping it does not keep the whole read it came from.
+    func detached() -> HeraldNotification {
+        guard Int(nameCount) + Int(payloadCount) < bytes.count else { return self }
+        let own = withNameBytes { name in
+            withUnsafePayloadBytes { payload in
+                NotificationBytes(UnsafeRawBufferPointer(name), payload, notice: notice)
+            }
+        }
+        return HeraldNotification(self, bytes: own)
+    }
+
+    private init(_ other: HeraldNotification, bytes: NotificationBytes) {
+        self.bytes = bytes
+        self.nameStart = 0
+        self.nameCount = other.nameCount
+        self.payloadStart = other.nameCount
+        self.payloadCount = other.payloadCount
+        self.sequence = other.sequence
+        self.timeNanoseconds = other.timeNanoseconds
+        self.sender = other.sender
+        self.isRetained = other.isRetained
+    }
+
+    /// Whether two notifications are the same: same name, payload, sequence number, time, sender, retained flag
+    /// and notice, wherever their bytes are kept.
+    public static func == (lhs: HeraldNotification, rhs: HeraldNotification) -> Bool {
+        lhs.sequence == rhs.sequence && lhs.timeNanoseconds == rhs.timeNanoseconds && lhs.sender == rhs.sender
+            && lhs.isRetained == rhs.isRetained && lhs.notice == rhs.notice
+            && lhs.withNameBytes { a in rhs.withNameBytes { b in a.elementsEqual(b) } }
+            && lhs.withUnsafePayloadBytes { a in rhs.withUnsafePayloadBytes { b in a.elementsEqual(b) } }
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(sequence)
+        hasher.combine(timeNanoseconds)
+        hasher.combine(sender)
+        hasher.combine(isRetained)
+        hasher.combine(notice)
+        withNameBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(payloadCount)
+        withUnsafePayloadBytes { hasher.combine(bytes: $0) }
     }
 
     /// A `herald.dropped` notice, shaped as names.md describes.

@@ -64,6 +64,32 @@ final class NotificationBuffer: Sendable {
         }
     }
 
+    /// Queues as many of `batch` as there is room for, in one locked step, without waking the consumer.
+    ///
+    /// What one ``yield(_:)`` per notification would do while there is room; the caller offers the rest one by one,
+    /// which drops and reports exactly as it always does.
+    ///
+    /// - Returns: how many of the first notifications of `batch` were queued (`batch` is left holding an unspecified
+    ///   array then), or nil when the consumer is gone or the buffer was finished.
+    func yield(contentsOf batch: inout [HeraldNotification]) -> Int? {
+        state.withLock { state in
+            if state.finished || state.terminated { return nil }
+            let room =
+                switch policy {
+                case .bufferingOldest(let limit), .bufferingNewest(let limit): max(0, max(1, limit) - state.items.count)
+                case .unbounded: Int.max
+                }
+            let accepted = min(room, batch.count)
+            if accepted == batch.count && state.items.isEmpty {
+                // The usual case when the consumer keeps up: the whole batch becomes the queue, no copy.
+                swap(&state.items, &batch)
+            } else {
+                state.items.append(contentsOf: batch[..<accepted])
+            }
+            return accepted
+        }
+    }
+
     /// Hands everything queued to the consumer if it is waiting; one resume for the whole batch.
     func flush() {
         let handoff = state.withLock {

@@ -25,6 +25,8 @@ final class ConsumptionCounter: Sendable {
 /// One subscription of a connection, as the reader routes to it: its pattern, its stream, and its loss accounting.
 struct Subscription: Sendable {
     let pattern: Pattern
+    /// The pattern, for matching the name bytes of frames the reader has not made strings of.
+    let matcher: PatternMatcher
     /// Where notifications wait for the consumer.
     let continuation: NotificationBuffer
     let policy: BufferingPolicy
@@ -45,6 +47,33 @@ struct Subscription: Sendable {
     var isLive = false
     /// Losses not yet reported by a notice in the stream.
     var unreported: DropRange?
+    /// Whether the reader put something in the stream during the batch it is routing, so it flushes this buffer,
+    /// and only the buffers like it, once the batch is done.
+    var touched = false
+    /// Live notifications of the batch the reader is routing, not yet in the stream: they go in together, under one
+    /// lock, when the reader commits them (``commitStaged(_:)``), always before anything else goes in.
+    var staged: [HeraldNotification] = []
+
+    /// Whether a live notification may be staged rather than delivered: no loss waits for its notice and no
+    /// overflow episode is on, so offered alone it would go straight in if there is room.
+    var canStage: Bool { unreported == nil && !overflowing }
+
+    init(
+        pattern: Pattern,
+        continuation: NotificationBuffer,
+        policy: BufferingPolicy,
+        overflow: OverflowPolicy = .dropOldest,
+        isMonitor: Bool = false,
+        consumed: ConsumptionCounter = ConsumptionCounter()
+    ) {
+        self.pattern = pattern
+        self.matcher = PatternMatcher(pattern)
+        self.continuation = continuation
+        self.policy = policy
+        self.overflow = overflow
+        self.isMonitor = isMonitor
+        self.consumed = consumed
+    }
 
     /// Delivers `notification`, first reporting earlier losses if there are any.
     ///
@@ -80,6 +109,22 @@ struct Subscription: Sendable {
             record(lost: lost)
         default:
             break
+        }
+    }
+
+    /// Puts the staged notifications in the stream: as many as there is room for in one step, then the rest one by
+    /// one through ``deliver(_:noticeSender:)``, which drops and accounts for them exactly as if each had been offered
+    /// alone.
+    mutating func commitStaged(_ noticeSender: NoticeSender) {
+        guard !staged.isEmpty else { return }
+        var batch = staged
+        staged = []
+        let count = batch.count
+        guard let accepted = continuation.yield(contentsOf: &batch) else { return }
+        enqueued += accepted
+        guard accepted < count else { return }
+        for notification in batch[accepted...] {
+            deliver(notification, noticeSender: noticeSender)
         }
     }
 

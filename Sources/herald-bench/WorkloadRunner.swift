@@ -147,10 +147,13 @@ struct WorkloadRunner {
         counters: SharedCounters
     ) async -> StreamTally {
         var tally = StreamTally()
+        // Which names this connection subscribed to, looked up per delivery instead of computed with two divisions.
+        let subscribed = (0..<workload.names).map { workload.connection(connection, has: $0) }
         for await notification in stream {
             let now = SystemClock.monotonicNanoseconds()
             if notification.notice != nil { continue }  // a loss: it shows as `lost`
-            let header = notification.payload.withUnsafeBytes { raw -> (sent: UInt64, topic: UInt32, kind: UInt16)? in
+            // In place: `payload` would copy the bytes into a new array per delivery.
+            let header = notification.withUnsafePayloadBytes { raw -> (sent: UInt64, topic: UInt32, kind: UInt16)? in
                 guard raw.count >= 24 else { return nil }
                 return (
                     UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
@@ -163,7 +166,7 @@ struct WorkloadRunner {
                 continue
             }
             if header.kind == probeKind { continue }
-            if !workload.connection(connection, has: Int(header.topic)) { tally.misrouted += 1 }
+            if Int(header.topic) >= subscribed.count || !subscribed[Int(header.topic)] { tally.misrouted += 1 }
             tally.received += 1
             tally.latency.record(now > header.sent ? now - header.sent : 0)
             tally.lastReceive = now

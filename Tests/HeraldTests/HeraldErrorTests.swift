@@ -5,7 +5,9 @@ import Testing
 
 /// Errors found before anything is sent leave the connection working; a missing daemon says where it looked.
 @Suite struct HeraldErrorTests {
-    @Test(arguments: ["", ".a", "a.", "a..b", "a b", "a.*", "tab\there", String(repeating: "n", count: 256)])
+    @Test(arguments: [
+        "", ".a", "a.", "a..b", "a b", "a.*", "tab\there", "c1.\u{85}", String(repeating: "n", count: 256),
+    ])
     func invalidNamesThrowWithoutTouchingTheConnection(name: String) async throws {
         try await withDaemon { daemon in
             let herald = try await connect(daemon)

@@ -1,0 +1,81 @@
+/// A `NOTIFY` frame read where it lies: the fixed fields as values, the name and payload as byte ranges of the
+/// buffer it was read from.
+///
+/// A client routing thousands of notifications per read needs no `String` and no array per frame to decide where
+/// one goes, nor to keep its bytes: it keeps the buffer. ``init(frameIn:at:)`` reads only the frames it can read in
+/// full and in place; for any other frame it returns nil, and ``FrameDecoder``'s `decodeBody` decodes it (or says
+/// exactly what is wrong with it), so the two together accept exactly what the decoder accepts.
+public struct NotifyView: Sendable, Hashable {
+    /// The post's daemon-wide sequence number.
+    public let sequence: UInt64
+    /// When the daemon received the post, in nanoseconds since the Unix epoch.
+    public let time: UInt64
+    /// The poster's process id.
+    public let pid: Int32
+    /// The poster's user id.
+    public let uid: UInt32
+    /// The poster's group id.
+    public let gid: UInt32
+    /// 0 for a live post; otherwise the subscription or `GET` request a retained value answers.
+    public let subscription: UInt32
+    /// Whether the `RETAINED` flag is set.
+    public let retained: Bool
+    /// Where the name's bytes are in the buffer given to ``init(frameIn:at:)``.
+    public let name: Range<Int>
+    /// Where the payload's bytes are in the buffer given to ``init(frameIn:at:)``.
+    public let payload: Range<Int>
+
+    /// Reads the frame that starts at `start` in `bytes` as a `NOTIFY`.
+    ///
+    /// - Returns: nil when the frame is not one this view reads in place: not all in `bytes`, another type, flags
+    ///   other than `RETAINED`, a body shorter than its fields, or a name that is not a plain ASCII name (non-ASCII
+    ///   names are valid, but checking them takes the decoder's full path). Decode such a frame with
+    ///   ``FrameDecoder``'s `decodeBody`.
+    public init?(frameIn bytes: UnsafeRawBufferPointer, at start: Int) {
+        guard start >= 0, bytes.count - start >= 6 else { return nil }
+        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+        let end = start + 4 + length
+        guard length >= 2, end <= bytes.count else { return nil }
+        guard bytes[start + 4] == FrameType.notify.rawValue else { return nil }
+        let flags = bytes[start + 5]
+        guard flags & ~FrameFlags.retained == 0 else { return nil }
+        let body = start + 6
+        guard end - body >= Frame.Notify.fixedBodySize else { return nil }
+        let nameStart = body + Frame.Notify.fixedBodySize
+        let nameEnd = nameStart + Int(bytes[nameStart - 1])
+        guard nameEnd <= end,
+            Name.isPlainASCII(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd]))
+        else { return nil }
+        self.sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: body, as: UInt64.self))
+        self.time = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 8, as: UInt64.self))
+        self.pid = Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 16, as: Int32.self))
+        self.uid = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 20, as: UInt32.self))
+        self.gid = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 24, as: UInt32.self))
+        self.subscription = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 28, as: UInt32.self))
+        self.retained = flags != 0
+        self.name = nameStart..<nameEnd
+        self.payload = nameEnd..<end
+    }
+}
+
+extension Name {
+    /// Whether `bytes` are a name made only of ASCII that breaks no rule: the common case, checked byte by byte.
+    ///
+    /// False does not mean invalid: a name with non-ASCII characters may be valid, which ``decode(_:request:)``
+    /// decides. This is the same check as the decoder's own fast path.
+    public static func isPlainASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !bytes.isEmpty, bytes.count <= Limits.maxNameBytes else { return false }
+        var segmentLength = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                if segmentLength == 0 { return false }
+                segmentLength = 0
+            } else if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "*") {
+                return false
+            } else {
+                segmentLength += 1
+            }
+        }
+        return segmentLength != 0
+    }
+}

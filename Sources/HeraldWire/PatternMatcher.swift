@@ -1,0 +1,81 @@
+/// A pattern prepared for matching names given as UTF-8 bytes.
+///
+/// ``Pattern/matches(_:)`` takes a `String`; a reader routing frames where they lie has only bytes, and making a
+/// `String` per frame and subscription to ask costs more than the answer. The rules are the same (wire.md,
+/// "Patterns"): an exact pattern is one comparison of bytes.
+public struct PatternMatcher: Sendable {
+    private enum Segment: Sendable {
+        case literal([UInt8])
+        case any
+    }
+
+    /// The pattern's bytes, when it has no wildcard.
+    private let exact: [UInt8]?
+    private let segments: [Segment]
+    private let matchesTrailingSegments: Bool
+
+    /// Prepares `pattern`.
+    public init(_ pattern: Pattern) {
+        self.exact = pattern.isExact ? Array(pattern.text.utf8) : nil
+        self.segments = pattern.segments.map { segment in
+            switch segment {
+            case .any: .any
+            case .literal(let text): .literal(Array(text.utf8))
+            }
+        }
+        self.matchesTrailingSegments = pattern.matchesTrailingSegments
+    }
+
+    /// Whether the name whose UTF-8 bytes are `name` matches. The name is assumed valid, as for
+    /// ``Pattern/matches(_:)``, which this agrees with.
+    public func matches(_ name: UnsafeRawBufferPointer) -> Bool {
+        if let exact {
+            return exact.count == name.count
+                && exact.withUnsafeBytes { own in name.count == 0 || memoryEquals(own, name) }
+        }
+        var index = 0
+        var start = 0
+        while true {
+            var end = start
+            while end < name.count && name[end] != UInt8(ascii: ".") { end += 1 }
+            let segment = UnsafeRawBufferPointer(rebasing: name[start..<end])
+            if index == segments.count {
+                // Out of pattern segments: only a trailing ** can absorb what is left, and it needs at least one
+                // segment.
+                return matchesTrailingSegments && !segment.isEmpty
+            }
+            switch segments[index] {
+            case .any:
+                if segment.isEmpty { return false }
+            case .literal(let literal):
+                guard literal.count == segment.count,
+                    literal.withUnsafeBytes({ own in segment.isEmpty || memoryEquals(own, segment) })
+                else { return false }
+            }
+            index += 1
+            if end == name.count {
+                return index == segments.count && !matchesTrailingSegments
+            }
+            start = end + 1
+        }
+    }
+}
+
+/// Whether two buffers of the same, non-zero length hold the same bytes, a word at a time.
+private func memoryEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    var offset = 0
+    let count = a.count
+    while count - offset >= 8 {
+        if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        {
+            return false
+        }
+        offset += 8
+    }
+    while offset < count {
+        if a[offset] != b[offset] { return false }
+        offset += 1
+    }
+    return true
+}

@@ -1,0 +1,72 @@
+import HeraldWire
+import Testing
+
+@testable import Herald
+
+/// The reader stages a batch's live notifications and commits them in one step: the stream must end up exactly as
+/// if each had been offered alone.
+@Suite struct SubscriptionStagingTests {
+    let base = SubscriptionTests()
+
+    /// What the stream holds, and what is left unreported, after `sequences` are delivered one by one.
+    func offeredAlone(
+        _ policy: BufferingPolicy,
+        _ sequences: ClosedRange<UInt64>
+    ) async throws -> ([String], DropRange?) {
+        var (subscription, stream) = try base.makeSubscription(policy)
+        for sequence in sequences {
+            subscription.deliver(base.post(sequence), noticeSender: base.noticeSender)
+        }
+        let unreported = subscription.unreported
+        return (await base.drain(subscription, stream), unreported)
+    }
+
+    /// The same, with the notifications staged and committed together.
+    func stagedAndCommitted(
+        _ policy: BufferingPolicy,
+        _ sequences: ClosedRange<UInt64>
+    ) async throws -> ([String], DropRange?) {
+        var (subscription, stream) = try base.makeSubscription(policy)
+        for sequence in sequences {
+            #expect(subscription.canStage)
+            subscription.staged.append(base.post(sequence))
+        }
+        subscription.commitStaged(base.noticeSender)
+        #expect(subscription.staged.isEmpty)
+        let unreported = subscription.unreported
+        return (await base.drain(subscription, stream), unreported)
+    }
+
+    @Test(arguments: [
+        (BufferingPolicy.bufferingOldest(8), UInt64(5)),
+        (.bufferingOldest(5), 5),
+        (.bufferingOldest(2), 5),
+        (.bufferingOldest(1), 3),
+        (.bufferingNewest(8), 5),
+        (.bufferingNewest(2), 6),
+        (.unbounded, 20),
+    ])
+    func aCommittedBatchEndsAsIfEachWasOfferedAlone(policy: BufferingPolicy, count: UInt64) async throws {
+        let alone = try await offeredAlone(policy, 1...count)
+        let staged = try await stagedAndCommitted(policy, 1...count)
+        #expect(staged.0 == alone.0)
+        #expect(staged.1 == alone.1)
+    }
+
+    @Test func aBatchThatFitsGoesInWhole() async throws {
+        var (subscription, stream) = try base.makeSubscription(.bufferingOldest(4))
+        subscription.deliver(base.post(1), noticeSender: base.noticeSender)
+        for sequence: UInt64 in 2...4 { subscription.staged.append(base.post(sequence)) }
+        subscription.commitStaged(base.noticeSender)
+        #expect(subscription.enqueued == 4)
+        #expect(subscription.unreported == nil)
+        #expect(await base.drain(subscription, stream) == ["n.1", "n.2", "n.3", "n.4"])
+    }
+
+    @Test func nothingIsStagedWhileALossWaitsForItsNotice() throws {
+        var (subscription, _) = try base.makeSubscription(.bufferingOldest(1))
+        subscription.deliver(base.post(1), noticeSender: base.noticeSender)
+        subscription.deliver(base.post(2), noticeSender: base.noticeSender)
+        #expect(!subscription.canStage)
+    }
+}
