@@ -16,12 +16,4 @@ public enum BufferingPolicy: Sendable, Hashable {
     /// `bufferingOldest(4096)`: bounded, so a stuck consumer costs bounded memory, and large enough for bursts.
     public static var `default`: BufferingPolicy { .bufferingOldest(4096) }
 
-    /// The AsyncStream policy; a limit under 1 becomes 1, since a stream that can hold nothing is useless.
-    var streamPolicy: AsyncStream<HeraldNotification>.Continuation.BufferingPolicy {
-        switch self {
-        case .bufferingOldest(let limit): .bufferingOldest(max(1, limit))
-        case .bufferingNewest(let limit): .bufferingNewest(max(1, limit))
-        case .unbounded: .unbounded
-        }
-    }
 }

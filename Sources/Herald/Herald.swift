@@ -355,7 +355,7 @@ public final class Herald: Sendable {
     private static func checkPost(_ name: String, payloadSize: Int, maxPayload: Int) throws(HeraldError) {
         // Most names are plain ASCII, which is checked byte by byte; the full check walks Unicode scalars.
         var utf8 = name
-        if !utf8.withUTF8({ Name.isPlainASCII(UnsafeRawBufferPointer($0)) }) {
+        if !utf8.withUTF8({ Name.isPlainASCIIName(UnsafeRawBufferPointer($0)) }) {
             try validate(name)
         }
         if Name.isReserved(name) {

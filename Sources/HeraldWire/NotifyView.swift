@@ -44,7 +44,7 @@ public struct NotifyView: Sendable, Hashable {
         let nameStart = body + Frame.Notify.fixedBodySize
         let nameEnd = nameStart + Int(bytes[nameStart - 1])
         guard nameEnd <= end,
-            Name.isPlainASCII(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd]))
+            Name.isPlainASCIIName(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd]))
         else { return nil }
         self.sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: body, as: UInt64.self))
         self.time = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 8, as: UInt64.self))
@@ -55,27 +55,5 @@ public struct NotifyView: Sendable, Hashable {
         self.retained = flags != 0
         self.name = nameStart..<nameEnd
         self.payload = nameEnd..<end
-    }
-}
-
-extension Name {
-    /// Whether `bytes` are a name made only of ASCII that breaks no rule: the common case, checked byte by byte.
-    ///
-    /// False does not mean invalid: a name with non-ASCII characters may be valid, which ``decode(_:request:)``
-    /// decides. This is the same check as the decoder's own fast path.
-    public static func isPlainASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard !bytes.isEmpty, bytes.count <= Limits.maxNameBytes else { return false }
-        var segmentLength = 0
-        for byte in bytes {
-            if byte == UInt8(ascii: ".") {
-                if segmentLength == 0 { return false }
-                segmentLength = 0
-            } else if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "*") {
-                return false
-            } else {
-                segmentLength += 1
-            }
-        }
-        return segmentLength != 0
     }
 }
