@@ -18,7 +18,9 @@ public struct FrameDecoder: Sendable {
     /// The largest payload accepted in a `POST`.
     public let maxPayload: Int
     /// The largest `length` prefix accepted.
-    public let maxFrameLength: Int
+    public var maxFrameLength: Int { scanner.maxFrameLength }
+    /// The length prefix check, shared with readers that decode in place.
+    public let scanner: FrameScanner
 
     @usableFromInline var buffer: [UInt8] = []
     @usableFromInline var start = 0
@@ -28,7 +30,7 @@ public struct FrameDecoder: Sendable {
     public init(role: Role, maxPayload: Int = Limits.defaultMaxPayload) {
         self.role = role
         self.maxPayload = maxPayload
-        self.maxFrameLength = Limits.maxFrameLength(maxPayload: maxPayload)
+        self.scanner = FrameScanner(maxPayload: maxPayload)
     }
 
     /// Bytes received but not yet returned as frames.
@@ -67,22 +69,19 @@ public struct FrameDecoder: Sendable {
     @usableFromInline
     mutating func nextFrameLength() throws(WireError) -> Int? {
         if let failure { throw failure }
-        let available = buffer.count - start
-        guard available >= 4 else { return nil }
-        let length = buffer.withUnsafeBytes { raw in
-            Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+        // Array.withUnsafeBytes does not carry typed throws through, so the result travels as a Result.
+        let scanned = buffer.withUnsafeBytes { raw in
+            Result { () throws(WireError) -> Int? in try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: raw[start...])) }
         }
-        guard length >= 2 else {
-            let error = WireError(.malformedFrame, "frame length \(length) is under the minimum of 2")
+        let size: Int?
+        do {
+            size = try scanned.get()
+        } catch {
             failure = error
             throw error
         }
-        guard length <= maxFrameLength else {
-            let error = WireError(.frameTooLarge, "frame length \(length) is over the limit of \(maxFrameLength) bytes")
-            failure = error
-            throw error
-        }
-        return available >= 4 + length ? length : nil
+        guard let size, size <= buffer.count - start else { return nil }
+        return size - 4
     }
 
     private mutating func decodeNext() throws(WireError) -> Frame? {

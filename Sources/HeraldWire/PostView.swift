@@ -64,6 +64,32 @@ extension FrameDecoder {
         return body(.frame(frame))
     }
 
+    /// Calls `body` with the whole frame `frame` (its length prefix included, as ``FrameScanner`` measured it):
+    /// a `POST` with a plain ASCII name as a `PostView` into `frame`, anything else decoded. For a reader that
+    /// decodes frames where they lie, such as heraldd reading straight from its read buffer.
+    ///
+    /// - Throws: `WireError` as `next()` would for the same frame; then `body` is not called.
+    @inlinable
+    public static func withFrame<R>(
+        _ frame: UnsafeRawBufferPointer,
+        role: Role,
+        maxPayload: Int,
+        _ body: (Next) -> R
+    ) throws(WireError) -> R {
+        let content = UnsafeRawBufferPointer(rebasing: frame[4...])
+        if let view = postView(content, role: role, maxPayload: maxPayload) {
+            return body(.post(view))
+        }
+        let decoded = try decodeBody(
+            typeByte: content[0],
+            flags: content[1],
+            body: UnsafeRawBufferPointer(rebasing: content[2...]),
+            role: role,
+            maxPayload: maxPayload
+        )
+        return body(.frame(decoded))
+    }
+
     /// A view of `frameBytes` (type, flags, body) when it is a `POST` the fast path takes: well formed,
     /// a plain ASCII name, a payload within the limit. Anything else is nil and goes through `decodeBody`,
     /// which also words the error.

@@ -76,9 +76,62 @@ extension Daemon {
         case .processed(0):
             closeChannel(fd, reason: "closed by the client")
         case .processed(let count):
-            decoders[Int(fd)].append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
-            processFrames(fd)
+            let chunk = UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])
+            if decoders[Int(fd)].bufferedByteCount == 0 {
+                processFrames(fd, inPlace: chunk)
+            } else {
+                decoders[Int(fd)].append(chunk)
+                processFrames(fd)
+            }
         }
+    }
+
+    /// Feeds the whole frames of a read to the broker where they lie in the read buffer, while it wants them;
+    /// only what is left (a frame's beginning, or frames the broker does not want yet) is copied into the
+    /// connection's decoder. Copying every read first was ~100 instructions a post (callgrind, named).
+    mutating func processFrames(_ fd: Int32, inPlace chunk: UnsafeRawBufferPointer) {
+        guard let channel = channels[Int(fd)] else { return }
+        let id = ConnectionID(Int(fd))
+        let now = SystemClock.realtimeNanoseconds()
+        let scanner = decoders[Int(fd)].scanner
+        var offset = 0
+        while broker.wantsInput(id) {
+            let rest = UnsafeRawBufferPointer(rebasing: chunk[offset...])
+            do {
+                guard let size = try scanner.frameSize(atStartOf: rest), size <= rest.count else { break }
+                let action = try FrameDecoder.withFrame(
+                    UnsafeRawBufferPointer(rebasing: rest[..<size]),
+                    role: .daemon,
+                    maxPayload: options.maxPayload
+                ) { next in
+                    switch next {
+                    case .post(let post): broker.postReceived(post, from: id, now: now)
+                    case .frame(let frame): broker.frameReceived(frame, from: id, now: now)
+                    }
+                }
+                offset += size
+                if action == .closeAfterFlush {
+                    beginClosing(fd)
+                    break
+                }
+                if broker.hasUrgentOutput { flushUrgent() }
+                if broker.updateGlobalBound() {
+                    globalBoundChanged()
+                    break
+                }
+            } catch {
+                logger.info("connection \(fd) (pid \(channel.credentials.pid)) broke the protocol: \(error)")
+                _ = broker.inputFailed(error, on: id)
+                beginClosing(fd)
+                // Nothing after a violation is read.
+                offset = chunk.count
+                break
+            }
+        }
+        if offset < chunk.count && channels[Int(fd)] === channel {
+            decoders[Int(fd)].append(UnsafeRawBufferPointer(rebasing: chunk[offset...]))
+        }
+        updateInterest(fd)
     }
 
     /// Feeds the channel's buffered frames to the broker while it wants them.

@@ -49,6 +49,51 @@ struct DaemonDeliveryTests {
         #expect(live.payload == Array(#"{"state":"active"}"#.utf8))
     }
 
+    /// heraldd decodes a read's whole frames where they lie and keeps only what is left: frames cut anywhere
+    /// across reads must arrive whole and in order. A PING round trip on another connection after each piece
+    /// makes sure the daemon has read the piece before the next is sent (one loop, level-triggered).
+    @Test func framesCutAnywhereAcrossReadsArriveWhole() async throws {
+        let daemon = try await TestDaemon.start()
+        let subscriber = try WireClient.ready(socketPath: daemon.socketPath)
+        try subscriber.subscribe(1, "cut.*")
+        let publisher = try WireClient.ready(socketPath: daemon.socketPath)
+        let barrier = try WireClient.ready(socketPath: daemon.socketPath)
+        var generator = SystemRandomNumberGenerator()
+        let seed = UInt64.random(in: 1...UInt64.max, using: &generator)
+        var state = seed
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        let payloads = (0..<60).map { index in "post \(index) " + String(repeating: "x", count: next(200)) }
+        var stream: [UInt8] = []
+        for (index, payload) in payloads.enumerated() {
+            stream += Frame.post(.init(name: "cut.\(index % 3)", payload: Array(payload.utf8))).encoded()
+        }
+        var offset = 0
+        var request: UInt32 = 0
+        while offset < stream.count {
+            // Pieces of 1 to 7 bytes (inside a header) or up to 300 (across frames).
+            let piece = min(stream.count - offset, 1 + (next(2) == 0 ? next(7) : next(300)))
+            try publisher.sendBytes(Array(stream[offset..<offset + piece]))
+            offset += piece
+            request += 1
+            try barrier.send(.ping(.init(request: request)))
+            guard case .ack(let ack) = try barrier.receive(), ack.request == request else {
+                Issue.record("seed \(seed): no ACK for PING \(request)")
+                return
+            }
+        }
+        for (index, payload) in payloads.enumerated() {
+            guard case .notify(let notify) = try subscriber.receive() else {
+                Issue.record("seed \(seed): expected NOTIFY \(index)")
+                return
+            }
+            #expect(notify.name == "cut.\(index % 3)", "seed \(seed)")
+            #expect(notify.payload == Array(payload.utf8), "seed \(seed), post \(index)")
+        }
+    }
+
     /// The acknowledged subscription: a post made by another connection right after the ACK is never
     /// missed. Repeated, because a race would show only sometimes.
     @Test func neverMissesAPostMadeAfterTheAck() async throws {
