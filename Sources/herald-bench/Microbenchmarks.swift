@@ -92,6 +92,31 @@ struct Microbenchmarks {
                 drain(&decoder)
             }
         )
+        results.append(
+            measure("read POST in place (heraldd's PostView path, 1000 per buffer)", perRound: batch) {
+                postStream.withUnsafeBytes { stream in
+                    let scanner = FrameScanner()
+                    var offset = 0
+                    do {
+                        while let size = try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: stream[offset...])),
+                            size <= stream.count - offset
+                        {
+                            let frame = UnsafeRawBufferPointer(rebasing: stream[offset..<offset + size])
+                            blackHole(
+                                try FrameDecoder.withFrame(frame, role: .daemon, maxPayload: Limits.defaultMaxPayload) {
+                                    next -> Int in
+                                    guard case .post(let view) = next else { return 0 }
+                                    return view.payload.count
+                                }
+                            )
+                            offset += size
+                        }
+                    } catch {
+                        fatalError("the microbenchmark's own frames failed to decode: \(error)")
+                    }
+                }
+            }
+        )
         return results
     }
 
@@ -137,6 +162,36 @@ struct Microbenchmarks {
                     var found = 0
                     exactIndex.forEachMatch(of: Workload.eventNames[round % 1000]) { _ in found += 1 }
                     blackHole(found)
+                }
+            }
+        )
+
+        // heraldd's route lookup: the post's name bytes, a different name every time (the named workload), and the
+        // same name every time (fan-out), where the last name's route is remembered.
+        let nameBytes = Workload.eventNames.map { Array($0.utf8) }
+        results.append(
+            measure("PatternIndex.forEachMatch(ofName:), 1000 exact names", perRound: batch) {
+                for round in 0..<batch {
+                    var found = 0
+                    nameBytes[round % 1000].withUnsafeBytes { exactIndex.forEachMatch(ofName: $0) { _ in found += 1 } }
+                    blackHole(found)
+                }
+            }
+        )
+        results.append(
+            measure("PatternIndex.matches(ofName:), 1000 exact names, a new name each time", perRound: batch) {
+                // A local copy: a captured var would be boxed and checked for exclusive access at every call.
+                var index = exactIndex
+                for round in 0..<batch {
+                    nameBytes[round % 1000].withUnsafeBytes { blackHole(index.matches(ofName: $0).count) }
+                }
+            }
+        )
+        results.append(
+            measure("PatternIndex.matches(ofName:), the same name each time", perRound: batch) {
+                var index = exactIndex
+                for _ in 0..<batch {
+                    nameBytes[7].withUnsafeBytes { blackHole(index.matches(ofName: $0).count) }
                 }
             }
         )
