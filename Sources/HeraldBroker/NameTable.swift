@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// A hash table from names to values, looked up by a name's bytes: the daemon finds a post's exact
 /// subscribers straight from the bytes it read, without making a `String` or running `Hasher`
 /// (SipHash) for each post, which were together ~450 instructions of every post in its profile.
@@ -134,7 +136,7 @@ struct NameTable<Value> {
 
     private static func equal(_ stored: [UInt8], _ name: UnsafeRawBufferPointer) -> Bool {
         stored.count == name.count
-            && (name.isEmpty || stored.withUnsafeBytes { bytesEqual($0.baseAddress!, name.baseAddress!, name.count) })
+            && stored.withUnsafeBytes { Bytes.equal($0, name) }
     }
 
     /// Mixes the bytes 8 at a time (xor, multiply by an odd constant, fold the high half down); the last
@@ -175,30 +177,4 @@ struct NameTable<Value> {
         hash ^= hash >> 33
         return hash == 0 ? 1 : hash  // 0 marks an empty slot
     }
-}
-
-/// Whether `count` bytes at `a` and `b` are equal: 8 at a time, the last few with overlapping loads.
-func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
-    if count >= 8 {
-        var offset = 0
-        while offset + 8 < count {
-            if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            {
-                return false
-            }
-            offset += 8
-        }
-        return a.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-            == b.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-    }
-    if count >= 4 {
-        return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
-            && a.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
-                == b.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
-    }
-    for offset in 0..<count where a.load(fromByteOffset: offset, as: UInt8.self) != b.load(fromByteOffset: offset, as: UInt8.self) {
-        return false
-    }
-    return true
 }

@@ -221,7 +221,7 @@ final class NameBuffer {
     }
 
     func holds(_ name: UnsafeRawBufferPointer) -> Bool {
-        count == name.count && (count == 0 || bytesEqual(UnsafeRawPointer(base), name.baseAddress!, count))
+        count == name.count && (count == 0 || Bytes.equal(UnsafeRawPointer(base), name.baseAddress!, count: count))
     }
 
     func store(_ name: UnsafeRawBufferPointer) {

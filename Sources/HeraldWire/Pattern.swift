@@ -15,6 +15,8 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
     public let segments: [Segment]
     /// Whether the pattern ends in `**`.
     public let matchesTrailingSegments: Bool
+    /// The pattern prepared for names as bytes: the one implementation of matching.
+    let matcher: PatternMatcher
 
     /// Parses and validates a pattern.
     ///
@@ -51,7 +53,13 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
         self.text = text
         self.segments = segments
         self.matchesTrailingSegments = trailing
+        self.matcher = PatternMatcher(text: text, segments: segments, matchesTrailingSegments: trailing)
     }
+
+    // The segments and the matcher follow from the text.
+    public static func == (a: Pattern, b: Pattern) -> Bool { a.text == b.text }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(text) }
 
     /// Whether the pattern has no wildcard, so it matches exactly one name: its text.
     public var isExact: Bool {
@@ -60,28 +68,8 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether `name` matches. `name` is assumed valid; an invalid name matches nothing useful.
     public func matches(_ name: String) -> Bool {
-        var index = 0
-        var remaining = name.utf8[...]
-        while true {
-            let end = remaining.firstIndex(of: UInt8(ascii: ".")) ?? remaining.endIndex
-            let segment = remaining[remaining.startIndex..<end]
-            if index == segments.count {
-                // Out of pattern segments: only a trailing ** can absorb what is left, and it needs
-                // at least one segment.
-                return matchesTrailingSegments && !segment.isEmpty
-            }
-            switch segments[index] {
-            case .any:
-                if segment.isEmpty { return false }
-            case .literal(let literal):
-                if !literal.utf8.elementsEqual(segment) { return false }
-            }
-            index += 1
-            if end == remaining.endIndex {
-                return index == segments.count && !matchesTrailingSegments
-            }
-            remaining = remaining[remaining.index(after: end)...]
-        }
+        var name = name
+        return name.withUTF8 { matcher.matches(UnsafeRawBufferPointer($0)) }
     }
 
     public var description: String { text }

@@ -16,14 +16,20 @@ public struct PatternMatcher: Sendable {
 
     /// Prepares `pattern`.
     public init(_ pattern: Pattern) {
-        self.exact = pattern.isExact ? Array(pattern.text.utf8) : nil
-        self.segments = pattern.segments.map { segment in
+        self = pattern.matcher
+    }
+
+    /// Prepares a pattern from its parts, which `Pattern` has just parsed.
+    init(text: String, segments: [Pattern.Segment], matchesTrailingSegments: Bool) {
+        let isExact = !matchesTrailingSegments && !segments.contains(.any)
+        self.exact = isExact ? Array(text.utf8) : nil
+        self.segments = segments.map { segment in
             switch segment {
             case .any: .any
             case .literal(let text): .literal(Array(text.utf8))
             }
         }
-        self.matchesTrailingSegments = pattern.matchesTrailingSegments
+        self.matchesTrailingSegments = matchesTrailingSegments
     }
 
     /// Whether the name whose UTF-8 bytes are `name` matches. The name is assumed valid, as for
@@ -31,7 +37,7 @@ public struct PatternMatcher: Sendable {
     public func matches(_ name: UnsafeRawBufferPointer) -> Bool {
         if let exact {
             return exact.count == name.count
-                && exact.withUnsafeBytes { own in name.count == 0 || memoryEquals(own, name) }
+                && exact.withUnsafeBytes { own in Bytes.equal(own, name) }
         }
         var index = 0
         var start = 0
@@ -49,7 +55,7 @@ public struct PatternMatcher: Sendable {
                 if segment.isEmpty { return false }
             case .literal(let literal):
                 guard literal.count == segment.count,
-                    literal.withUnsafeBytes({ own in segment.isEmpty || memoryEquals(own, segment) })
+                    literal.withUnsafeBytes({ own in Bytes.equal(own, segment) })
                 else { return false }
             }
             index += 1
@@ -59,23 +65,4 @@ public struct PatternMatcher: Sendable {
             start = end + 1
         }
     }
-}
-
-/// Whether two buffers of the same, non-zero length hold the same bytes, a word at a time.
-private func memoryEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-    var offset = 0
-    let count = a.count
-    while count - offset >= 8 {
-        if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-        {
-            return false
-        }
-        offset += 8
-    }
-    while offset < count {
-        if a[offset] != b[offset] { return false }
-        offset += 1
-    }
-    return true
 }
