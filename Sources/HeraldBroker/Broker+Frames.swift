@@ -167,6 +167,28 @@ extension Broker {
         return .none
     }
 
+    /// A frame as `FrameDecoder.withNextFrame` or `FrameDecoder.withFrame` hands it over: a `POST` read in place,
+    /// or any frame decoded.
+    @inlinable
+    public mutating func received(_ next: FrameDecoder.Next, from id: ConnectionID, now: UInt64) -> Action {
+        switch next {
+        case .post(let post): postReceived(post, from: id, now: now)
+        case .frame(let frame): frameReceived(frame, from: id, now: now)
+        }
+    }
+
+    /// Takes the next whole frame out of `decoder` (the connection's buffered input) and handles it.
+    ///
+    /// - Returns: What to do with the connection; nil when `decoder` holds no whole frame.
+    /// - Throws: `WireError` for a protocol violation, as the decoder found it; the broker is unchanged.
+    public mutating func receiveNext(
+        from decoder: inout FrameDecoder,
+        on id: ConnectionID,
+        now: UInt64
+    ) throws(WireError) -> Action? {
+        try decoder.withNextFrame { received($0, from: id, now: now) }
+    }
+
     /// A `POST` read in place by the decoder (`FrameDecoder.withNextFrame`): the daemon's common case.
     ///
     /// A live post to a plain name is routed and its `NOTIFY` encoded straight from the decoder's bytes

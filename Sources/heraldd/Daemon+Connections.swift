@@ -103,26 +103,11 @@ extension Daemon {
                     UnsafeRawBufferPointer(rebasing: rest[..<size]),
                     role: .daemon,
                     maxPayload: options.maxPayload
-                ) { next in
-                    switch next {
-                    case .post(let post): broker.postReceived(post, from: id, now: now)
-                    case .frame(let frame): broker.frameReceived(frame, from: id, now: now)
-                    }
-                }
+                ) { broker.received($0, from: id, now: now) }
                 offset += size
-                if action == .closeAfterFlush {
-                    beginClosing(fd)
-                    break
-                }
-                if broker.hasUrgentOutput { flushUrgent() }
-                if broker.updateGlobalBound() {
-                    globalBoundChanged()
-                    break
-                }
+                guard continueReading(fd, after: action) else { break }
             } catch {
-                logger.info("connection \(fd) (pid \(channel.credentials.pid)) broke the protocol: \(error)")
-                _ = broker.inputFailed(error, on: id)
-                beginClosing(fd)
+                protocolViolation(error, on: fd, pid: channel.credentials.pid)
                 // Nothing after a violation is read.
                 offset = chunk.count
                 break
@@ -141,41 +126,38 @@ extension Daemon {
         let now = SystemClock.realtimeNanoseconds()
         while broker.wantsInput(id) {
             do {
-                guard let action = try Self.handleNextFrame(&decoders[Int(fd)], &broker, id, now) else { break }
-                if action == .closeAfterFlush {
-                    beginClosing(fd)
-                    break
-                }
-                if broker.hasUrgentOutput { flushUrgent() }
-                if broker.updateGlobalBound() {
-                    // Over the bound: stop here; the rest of this connection's input waits in its decoder.
-                    globalBoundChanged()
-                    break
-                }
+                guard let action = try broker.receiveNext(from: &decoders[Int(fd)], on: id, now: now) else { break }
+                guard continueReading(fd, after: action) else { break }
             } catch {
-                logger.info("connection \(fd) (pid \(channel.credentials.pid)) broke the protocol: \(error)")
-                _ = broker.inputFailed(error, on: id)
-                beginClosing(fd)
+                protocolViolation(error, on: fd, pid: channel.credentials.pid)
                 break
             }
         }
         updateInterest(fd)
     }
 
-    /// Hands the decoder's next frame to the broker: a `POST` as a view into the decoder's buffer (no `String` or
-    /// array made per post), anything else as a `Frame`. Nil when no whole frame is buffered.
-    static func handleNextFrame(
-        _ decoder: inout FrameDecoder,
-        _ broker: inout Broker,
-        _ id: ConnectionID,
-        _ now: UInt64
-    ) throws(WireError) -> Broker.Action? {
-        try decoder.withNextFrame { next in
-            switch next {
-            case .post(let post): broker.postReceived(post, from: id, now: now)
-            case .frame(let frame): broker.frameReceived(frame, from: id, now: now)
-            }
+    /// What the loop does after the broker took one of `fd`'s frames.
+    ///
+    /// - Returns: Whether to go on reading this connection's frames now: not once it is closing, nor once the
+    ///   daemon is over its global bound (the rest of its input waits in its decoder).
+    private mutating func continueReading(_ fd: Int32, after action: Broker.Action) -> Bool {
+        if action == .closeAfterFlush {
+            beginClosing(fd)
+            return false
         }
+        if broker.hasUrgentOutput { flushUrgent() }
+        if broker.updateGlobalBound() {
+            globalBoundChanged()
+            return false
+        }
+        return true
+    }
+
+    /// `fd` broke the protocol: the broker queues the `ERROR`, and the connection closes once it is written.
+    private mutating func protocolViolation(_ error: WireError, on fd: Int32, pid: Int32) {
+        logger.info("connection \(fd) (pid \(pid)) broke the protocol: \(error)")
+        _ = broker.inputFailed(error, on: ConnectionID(Int(fd)))
+        beginClosing(fd)
     }
 
     /// Writes the connections whose queues passed half their bound, mid-batch: the kernel's socket buffer

@@ -6,6 +6,7 @@ import Testing
 
 /// The real herald-chat-server driven with raw sockets.
 @Suite struct ChatServerTests {
+    @discardableResult
     private func say(_ port: UInt16, _ body: String) throws -> String {
         var connection = try RawHTTP(port: port)
         try connection.send(

@@ -146,21 +146,6 @@ private struct Harness {
         processFrames(slot)
     }
 
-    /// Hands the decoder's next frame to the broker, as heraldd's processFrames does.
-    static func handleNext(
-        _ input: inout FrameDecoder,
-        _ broker: inout Broker,
-        _ id: ConnectionID,
-        _ now: UInt64
-    ) throws(WireError) -> Broker.Action? {
-        try input.withNextFrame { next in
-            switch next {
-            case .post(let post): broker.postReceived(post, from: id, now: now)
-            case .frame(let frame): broker.frameReceived(frame, from: id, now: now)
-            }
-        }
-    }
-
     /// Sources/heraldd/Daemon+Connections.swift, processFrames.
     mutating func processFrames(_ slot: Int) {
         guard peers[slot].isOpen else { return }
@@ -174,7 +159,7 @@ private struct Harness {
         while broker.wantsInput(id) && frames < FuzzLimits.maxFramesPerInput {
             do {
                 // As heraldd does: a POST as a view into the decoder's buffer, anything else as a Frame.
-                guard let action = try Self.handleNext(&input, &broker, id, now) else { break }
+                guard let action = try broker.receiveNext(from: &input, on: id, now: now) else { break }
                 frames += 1
                 let closing = action == .closeAfterFlush
                 require(!closing || broker.isClosing(id), "closeAfterFlush for \(id), which is not closing")

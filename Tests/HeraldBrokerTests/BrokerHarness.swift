@@ -64,16 +64,11 @@ struct BrokerHarness {
         decoder.append(contentsOf: frame.encoded())
         now += 1
         let time = now
-        _ = try! decoder.withNextFrame { next in
-            switch next {
-            case .post(let post): broker.postReceived(post, from: id, now: time)
-            case .frame(let frame): broker.frameReceived(frame, from: id, now: time)
-            }
-        }
+        _ = try! broker.receiveNext(from: &decoder, on: id, now: time)
     }
 
-    /// Writes everything queued for `id` and decodes it.
-    mutating func output(of id: ConnectionID) -> [Frame] {
+    /// Writes everything queued for `id` and returns the bytes.
+    mutating func outputBytes(of id: ConnectionID) -> [UInt8] {
         var bytes: [UInt8] = []
         while broker.hasOutput(id) {
             var chunk: [UInt8] = []
@@ -81,6 +76,12 @@ struct BrokerHarness {
             broker.didWrite(chunk.count, to: id)
             bytes += chunk
         }
+        return bytes
+    }
+
+    /// Writes everything queued for `id` and decodes it.
+    mutating func output(of id: ConnectionID) -> [Frame] {
+        let bytes = outputBytes(of: id)
         var decoder = FrameDecoder(role: .client)
         decoder.append(contentsOf: bytes)
         var frames: [Frame] = []

@@ -62,13 +62,7 @@ struct FrameArenaTests {
         harness.broker.didWrite(30, to: subscriber)
         harness.broker.endTurn()
         harness.post(publisher, "n", "third")  // reuses the arena from its start
-        var rest: [UInt8] = []
-        while harness.broker.hasOutput(subscriber) {
-            var chunk: [UInt8] = []
-            harness.broker.pendingOutput(for: subscriber, maxChunks: 64) { chunk.append(contentsOf: $0) }
-            harness.broker.didWrite(chunk.count, to: subscriber)
-            rest += chunk
-        }
+        let rest = harness.outputBytes(of: subscriber)
         var decoder = FrameDecoder(role: .client)
         decoder.append(contentsOf: head + rest)
         var frames: [Frame] = []
@@ -109,12 +103,7 @@ struct FrameRunTests {
                 harness.broker.endTurn()
             }
         }
-        while harness.broker.hasOutput(subscriber) {
-            var offered: [UInt8] = []
-            harness.broker.pendingOutput(for: subscriber, maxChunks: 64) { offered.append(contentsOf: $0) }
-            bytes += offered
-            harness.broker.didWrite(offered.count, to: subscriber)
-        }
+        bytes += harness.outputBytes(of: subscriber)
         var decoder = FrameDecoder(role: .client)
         decoder.append(contentsOf: bytes)
         var seen: Set<UInt64> = []
