@@ -28,6 +28,10 @@ extension Broker {
         dirty.removeAll(keepingCapacity: true)
     }
 
+    /// How many connections got new output since the last `takeDirty`.
+    @inlinable
+    public var dirtyCount: Int { dirty.count }
+
     /// Whether some connection's queue passed half its bound while frames were processed: the owner
     /// should write those connections now, before the rest of its read batch, so the socket buffer takes
     /// the output before the queue has to drop any of it.

@@ -83,7 +83,7 @@ public struct Broker {
     var posted: UInt64 = 0
     var delivered: UInt64 = 0
     var dropped: UInt64 = 0
-    var dirty: [ConnectionID] = []
+    @usableFromInline var dirty: [ConnectionID] = []
     /// Connections whose queue passed half its bound and has not drained below half since.
     @usableFromInline var urgent: [ConnectionID] = []
     /// Reused for each post's matches, so matching allocates nothing once warm.

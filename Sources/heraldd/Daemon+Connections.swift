@@ -105,6 +105,7 @@ extension Daemon {
                     maxPayload: options.maxPayload
                 ) { broker.received($0, from: id, now: now) }
                 offset += size
+                framesThisTurn += 1
                 guard continueReading(fd, after: action) else { break }
             } catch {
                 protocolViolation(error, on: fd, pid: channel.credentials.pid)
@@ -127,6 +128,7 @@ extension Daemon {
         while broker.wantsInput(id) {
             do {
                 guard let action = try broker.receiveNext(from: &decoders[Int(fd)], on: id, now: now) else { break }
+                framesThisTurn += 1
                 guard continueReading(fd, after: action) else { break }
             } catch {
                 protocolViolation(error, on: fd, pid: channel.credentials.pid)
