@@ -88,7 +88,7 @@ public struct Broker {
     @usableFromInline var urgent: [ConnectionID] = []
     /// Reused for each post's matches, so matching allocates nothing once warm.
     var matches: [ConnectionID] = []
-    /// The bytes of every encoded frame alive.
+    /// The memory of every queue's own buffer: what `--max-queued-bytes` bounds.
     public let accounting = OutputAccounting()
     /// Where a turn's live posts are encoded, once each, for every subscriber's queue to send from.
     ///
@@ -114,7 +114,12 @@ public struct Broker {
         if id.rawValue >= connections.count {
             let added = id.rawValue + 1 - connections.count
             connections.append(contentsOf: repeatElement(nil, count: added))
-            mailboxes.append(contentsOf: repeatElement(Mailbox(queueLimit: configuration.queueBytes, accounting: accounting, arena: arena), count: added))
+            mailboxes.append(
+                contentsOf: repeatElement(
+                    Mailbox(queueLimit: configuration.queueBytes, accounting: accounting, arena: arena),
+                    count: added
+                )
+            )
         }
         precondition(connections[id.rawValue] == nil, "connection \(id) opened twice")
         connections[id.rawValue] = Connection(sender: sender)
@@ -247,4 +252,3 @@ public struct Broker {
         mailboxes[id.rawValue].queue.setPolicy(policy)
     }
 }
-

@@ -44,7 +44,8 @@ struct NameTable<Value> {
 
     /// Changes the value for `name` in place, inserting `defaultValue` first if it is absent, and removes
     /// the entry when `body` returns false.
-    mutating func update(_ name: String, default defaultValue: @autoclosure () -> Value, _ body: (inout Value) -> Bool) {
+    mutating func update(_ name: String, default defaultValue: @autoclosure () -> Value, _ body: (inout Value) -> Bool)
+    {
         let bytes = Array(name.utf8)
         let hash = bytes.withUnsafeBytes { Self.hash($0, seed: seed) }
         if let index = find(bytes, hash: hash) {
@@ -60,7 +61,8 @@ struct NameTable<Value> {
     /// The longest distance of a name from its home slot: how far a lookup may probe, for tests of the hash.
     var longestProbe: Int {
         let mask = hashes.count - 1
-        return hashes.indices.filter { hashes[$0] != 0 }.map { ($0 - Int(truncatingIfNeeded: hashes[$0])) & mask }.max() ?? 0
+        return hashes.indices.filter { hashes[$0] != 0 }.map { ($0 - Int(truncatingIfNeeded: hashes[$0])) & mask }.max()
+            ?? 0
     }
 
     /// Every name in the table, in no particular order.
@@ -148,7 +150,8 @@ struct NameTable<Value> {
         guard count > 0, let base = bytes.baseAddress else { return hash == 0 ? 1 : hash }
         var offset = 0
         while offset + 8 < count {
-            hash = (hash ^ UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))) &* multiplier
+            hash =
+                (hash ^ UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))) &* multiplier
             hash ^= hash >> 29
             offset += 8
         }

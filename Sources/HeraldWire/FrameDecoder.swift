@@ -71,7 +71,9 @@ public struct FrameDecoder: Sendable {
         if let failure { throw failure }
         // Array.withUnsafeBytes does not carry typed throws through, so the result travels as a Result.
         let scanned = buffer.withUnsafeBytes { raw in
-            Result { () throws(WireError) -> Int? in try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: raw[start...])) }
+            Result { () throws(WireError) -> Int? in
+                try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: raw[start...]))
+            }
         }
         let size: Int?
         do {

@@ -98,7 +98,9 @@ struct Microbenchmarks {
                     let scanner = FrameScanner()
                     var offset = 0
                     do {
-                        while let size = try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: stream[offset...])),
+                        while let size = try scanner.frameSize(
+                            atStartOf: UnsafeRawBufferPointer(rebasing: stream[offset...])
+                        ),
                             size <= stream.count - offset
                         {
                             let frame = UnsafeRawBufferPointer(rebasing: stream[offset..<offset + size])

@@ -40,7 +40,9 @@ extension Daemon {
             }
             if Int(fd) >= channels.count {
                 channels.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - channels.count))
-                decoders.append(contentsOf: repeatElement(FrameDecoder(role: .daemon), count: Int(fd) + 1 - decoders.count))
+                decoders.append(
+                    contentsOf: repeatElement(FrameDecoder(role: .daemon), count: Int(fd) + 1 - decoders.count)
+                )
             }
             channels[Int(fd)] = Channel(descriptor: descriptor, credentials: credentials, interest: .readable)
             decoders[Int(fd)] = FrameDecoder(role: .daemon, maxPayload: options.maxPayload)

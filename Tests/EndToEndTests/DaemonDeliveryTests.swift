@@ -54,39 +54,49 @@ struct DaemonDeliveryTests {
     /// makes sure the daemon has read the piece before the next is sent (one loop, level-triggered).
     @Test func framesCutAnywhereAcrossReadsArriveWhole() async throws {
         let daemon = try await TestDaemon.start()
-        let subscriber = try WireClient.ready(socketPath: daemon.socketPath)
-        try subscriber.subscribe(1, "cut.*")
-        let publisher = try WireClient.ready(socketPath: daemon.socketPath)
-        let barrier = try WireClient.ready(socketPath: daemon.socketPath)
         var generator = SystemRandomNumberGenerator()
         let seed = UInt64.random(in: 1...UInt64.max, using: &generator)
-        var state = seed
-        func next(_ bound: Int) -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((state >> 33) % UInt64(bound))
-        }
-        let payloads = (0..<60).map { index in "post \(index) " + String(repeating: "x", count: next(200)) }
-        var stream: [UInt8] = []
-        for (index, payload) in payloads.enumerated() {
-            stream += Frame.post(.init(name: "cut.\(index % 3)", payload: Array(payload.utf8))).encoded()
-        }
-        var offset = 0
-        var request: UInt32 = 0
-        while offset < stream.count {
-            // Pieces of 1 to 7 bytes (inside a header) or up to 300 (across frames).
-            let piece = min(stream.count - offset, 1 + (next(2) == 0 ? next(7) : next(300)))
-            try publisher.sendBytes(Array(stream[offset..<offset + piece]))
-            offset += piece
-            request += 1
-            try barrier.send(.ping(.init(request: request)))
-            guard case .ack(let ack) = try barrier.receive(), ack.request == request else {
-                Issue.record("seed \(seed): no ACK for PING \(request)")
-                return
+        let socketPath = daemon.socketPath
+        // Blocking sockets, so off the cooperative pool.
+        let (payloads, received) = try await blocking { () throws -> ([String], [Frame]) in
+            let subscriber = try WireClient.ready(socketPath: socketPath)
+            try subscriber.subscribe(1, "cut.*")
+            let publisher = try WireClient.ready(socketPath: socketPath)
+            let barrier = try WireClient.ready(socketPath: socketPath)
+            var state = seed
+            func next(_ bound: Int) -> Int {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return Int((state >> 33) % UInt64(bound))
             }
+            let payloads = (0..<60).map { index in "post \(index) " + String(repeating: "x", count: next(200)) }
+            var stream: [UInt8] = []
+            for (index, payload) in payloads.enumerated() {
+                stream += Frame.post(.init(name: "cut.\(index % 3)", payload: Array(payload.utf8))).encoded()
+            }
+            var offset = 0
+            var request: UInt32 = 0
+            while offset < stream.count {
+                // Pieces of 1 to 7 bytes (inside a header) or up to 300 (across frames).
+                let piece = min(stream.count - offset, 1 + (next(2) == 0 ? next(7) : next(300)))
+                try publisher.sendBytes(Array(stream[offset..<offset + piece]))
+                offset += piece
+                request += 1
+                try barrier.send(.ping(.init(request: request)))
+                guard case .ack(let ack) = try barrier.receive(), ack.request == request else {
+                    throw TestFailure("seed \(seed): no ACK for PING \(request)")
+                }
+            }
+            var received: [Frame] = []
+            for _ in payloads {
+                guard let frame = try subscriber.receive() else { break }
+                received.append(frame)
+            }
+            return (payloads, received)
         }
-        for (index, payload) in payloads.enumerated() {
-            guard case .notify(let notify) = try subscriber.receive() else {
-                Issue.record("seed \(seed): expected NOTIFY \(index)")
+        #expect(received.count == payloads.count, "seed \(seed)")
+        for (index, (payload, frame)) in zip(payloads, received).enumerated() {
+            guard case .notify(let notify) = frame else {
+                Issue.record("seed \(seed): expected NOTIFY \(index), got \(frame)")
                 return
             }
             #expect(notify.name == "cut.\(index % 3)", "seed \(seed)")
@@ -194,43 +204,53 @@ struct DaemonDeliveryTests {
     /// healthy subscriber are not slowed; the stalled one learns exactly how many it missed.
     @Test func dropsOldestForAStalledSubscriberAndReportsTheExactCount() async throws {
         let daemon = try await TestDaemon.start(arguments: ["--queue-bytes", "16384"])
-        let stalled = try WireClient.ready(socketPath: daemon.socketPath)
-        try stalled.subscribe(1, "flood")
-        let healthy = try WireClient.ready(socketPath: daemon.socketPath)
-        try healthy.subscribe(1, "flood")
-        let publisher = try WireClient.ready(socketPath: daemon.socketPath)
-        let payload = [UInt8](repeating: 0x41, count: 200)
+        let socketPath = daemon.socketPath
         let total = 20000  // about 4.8 MB: far past the socket buffers and the 16 KiB queue
-        var received: [UInt64] = []
-        received.reserveCapacity(total)
-        for index in 0..<total {
-            try publisher.send(.post(.init(request: index == total - 1 ? 1 : 0, name: "flood", payload: payload)))
-            // Keep the healthy subscriber reading while the flood goes on.
-            if index % 100 == 99 {
-                while received.count < index - 50, case .notify(let notify)? = try healthy.receive() {
-                    received.append(notify.sequence)
+        // Seconds of blocking socket work: off the cooperative pool, which it would otherwise hold from every other
+        // test running meanwhile.
+        let (received, stalledFrames) = try await blocking { () throws -> ([UInt64], [Frame]) in
+            let stalled = try WireClient.ready(socketPath: socketPath)
+            try stalled.subscribe(1, "flood")
+            let healthy = try WireClient.ready(socketPath: socketPath)
+            try healthy.subscribe(1, "flood")
+            let publisher = try WireClient.ready(socketPath: socketPath)
+            let payload = [UInt8](repeating: 0x41, count: 200)
+            var received: [UInt64] = []
+            received.reserveCapacity(total)
+            for index in 0..<total {
+                try publisher.send(.post(.init(request: index == total - 1 ? 1 : 0, name: "flood", payload: payload)))
+                // Keep the healthy subscriber reading while the flood goes on.
+                if index % 100 == 99 {
+                    while received.count < index - 50, case .notify(let notify)? = try healthy.receive() {
+                        received.append(notify.sequence)
+                    }
                 }
             }
-        }
-        while received.count < total, case .notify(let notify)? = try healthy.receive() {
-            received.append(notify.sequence)
+            while received.count < total, case .notify(let notify)? = try healthy.receive() {
+                received.append(notify.sequence)
+            }
+            // Now the stalled subscriber reads everything it has, up to the ACK of a PING sent after the flood.
+            var frames: [Frame] = []
+            try stalled.send(.ping(.init(request: 500)))
+            while let frame = try stalled.receive() {
+                if case .ack(let ack) = frame, ack.request == 500 { break }
+                frames.append(frame)
+            }
+            return (received, frames)
         }
         #expect(received.count == total)
         #expect(zip(received, received.dropFirst()).allSatisfy { $0 + 1 == $1 }, "healthy subscriber out of order")
 
-        // Now the stalled subscriber reads everything it has.
         var delivered = 0
         var droppedCount: UInt64 = 0
         var notices = 0
-        try stalled.send(.ping(.init(request: 500)))
-        reading: while let frame = try stalled.receive() {
+        for frame in stalledFrames {
             switch frame {
             case .notify: delivered += 1
             case .dropped(let dropped):
                 droppedCount += dropped.count
                 notices += 1
                 #expect(dropped.lastSequence - dropped.firstSequence + 1 >= dropped.count)
-            case .ack(let ack) where ack.request == 500: break reading
             default: Issue.record("unexpected \(frame)")
             }
         }

@@ -52,12 +52,18 @@ extension WireClient {
     }
 }
 
-/// Runs blocking socket work on a dispatch thread, off Swift's cooperative pool: on a 2-core machine the pool has
+/// Runs blocking socket work on a thread of its own, off Swift's cooperative pool: on a 2-core machine the pool has
 /// two threads, and a test blocking one in read(2) for seconds starves every other test's continuations.
+///
+/// Not on `DispatchQueue.global()` either: libdispatch gives that queue about as many threads as cores, and two
+/// tests blocked there for seconds delayed everything else queued on it, such as `ChildProcess`'s report of a
+/// child's exit (seen as daemons "still running after 10 seconds" that had logged "stopped").
 func blocking<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
+        let thread = Thread {
             continuation.resume(with: Result { try body() })
         }
+        thread.name = "test-blocking"
+        thread.start()
     }
 }

@@ -484,7 +484,8 @@ private struct Harness {
                 | Int(stream[offset + 3]) << 24
             require(offset + 4 + length <= stream.count, "the queue ends inside a frame of \(length + 4) bytes")
             // The frame in flight counts as control: its header may be written already.
-            let isLive = stream[offset + 4] == FrameType.notify.rawValue && stream[offset + 5] & FrameFlags.retained == 0
+            let isLive =
+                stream[offset + 4] == FrameType.notify.rawValue && stream[offset + 5] & FrameFlags.retained == 0
             if offset >= inFlight && isLive { live += length + 4 }
             total += length + 4
             offset += 4 + length

@@ -91,7 +91,11 @@ struct FrameRunTests {
             if step == 1_500 && policy == .coalesce { harness.subscribe(subscriber, 2, "x", overflow: .coalesce) }
             switch random.next() % 10 {
             case 0..<6:
-                harness.post(publisher, "n.\(random.next() % 3)", String(repeating: "p", count: Int(random.next() % 40)))
+                harness.post(
+                    publisher,
+                    "n.\(random.next() % 3)",
+                    String(repeating: "p", count: Int(random.next() % 40))
+                )
                 posted += 1
             case 6..<9:
                 var offered: [UInt8] = []
@@ -133,12 +137,18 @@ struct FrameRunTests {
             }
         }
         #expect(decoder.bufferedByteCount == 0, "seed \(seed)")
-        #expect(UInt64(seen.count) + droppedCount == posted, "seed \(seed): \(seen.count) + \(droppedCount) != \(posted)")
+        #expect(
+            UInt64(seen.count) + droppedCount == posted,
+            "seed \(seed): \(seen.count) + \(droppedCount) != \(posted)"
+        )
         #expect(harness.broker.statusReport(request: 1).dropped == droppedCount, "seed \(seed)")
         // Each notice's first and last are posts that never arrived, and every post that did not arrive lies
         // within a notice's range.
         for notice in notices {
-            #expect(!seen.contains(notice.firstSequence) && !seen.contains(notice.lastSequence), "seed \(seed): \(notice)")
+            #expect(
+                !seen.contains(notice.firstSequence) && !seen.contains(notice.lastSequence),
+                "seed \(seed): \(notice)"
+            )
         }
         for sequence in UInt64(1)...posted where !seen.contains(sequence) {
             #expect(

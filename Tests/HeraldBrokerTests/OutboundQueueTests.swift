@@ -1,6 +1,7 @@
-@testable import HeraldBroker
 import HeraldWire
 import Testing
+
+@testable import HeraldBroker
 
 /// The queue's own buffer: frames copied back to back, holes left by drops skipped, the buffer compacted
 /// and freed, and copies of a queue kept apart.
@@ -8,7 +9,15 @@ struct OutboundQueueTests {
     /// An encoded live NOTIFY for `name` with sequence number `sequence` and a 10-byte payload.
     static func notify(_ sequence: UInt64, name: String = "n") -> [UInt8] {
         Frame.notify(
-            Frame.Notify(sequence: sequence, time: 0, pid: 1, uid: 2, gid: 3, name: name, payload: Array("0123456789".utf8))
+            Frame.Notify(
+                sequence: sequence,
+                time: 0,
+                pid: 1,
+                uid: 2,
+                gid: 3,
+                name: name,
+                payload: Array("0123456789".utf8)
+            )
         ).encoded()
     }
 
@@ -48,7 +57,9 @@ struct OutboundQueueTests {
     @Test func framesQueuedTogetherAreOfferedAsOneRange() {
         var queue = OutboundQueue(limit: 1 << 20)
         for sequence in UInt64(1)...50 {
-            Self.notify(sequence).withUnsafeBytes { #expect(queue.enqueueLive($0, sequence: sequence) == .queued(dropped: 0)) }
+            Self.notify(sequence).withUnsafeBytes {
+                #expect(queue.enqueueLive($0, sequence: sequence) == .queued(dropped: 0))
+            }
         }
         queue.enqueueControl(.ack(Frame.Ack(request: 7, sequence: 50)))
         let (ranges, _) = Self.pending(&queue)
@@ -73,7 +84,12 @@ struct OutboundQueueTests {
         #expect(bytes.count == queue.queuedBytes)
         let frames = Self.drain(&queue)
         // Nothing was in flight, so the notice leads (wire.md), then the ACK, then what is left.
-        #expect(frames.prefix(2) == [.dropped(Frame.Dropped(count: 1, firstSequence: 1, lastSequence: 1)), .ack(Frame.Ack(request: 1, sequence: 0))])
+        #expect(
+            frames.prefix(2) == [
+                .dropped(Frame.Dropped(count: 1, firstSequence: 1, lastSequence: 1)),
+                .ack(Frame.Ack(request: 1, sequence: 0)),
+            ]
+        )
         #expect(Self.sequences(frames) == [2, 3, 4, 5])
     }
 
@@ -177,7 +193,12 @@ struct OutboundQueueRunTests {
         return (queue, arena)
     }
 
-    static func append(_ sequence: UInt64, to queue: inout OutboundQueue, in arena: FrameArena, at offset: Int) -> OutboundQueue.LiveOutcome {
+    static func append(
+        _ sequence: UInt64,
+        to queue: inout OutboundQueue,
+        in arena: FrameArena,
+        at offset: Int
+    ) -> OutboundQueue.LiveOutcome {
         let frame = OutboundQueueTests.notify(sequence)
         frame.withUnsafeBytes { (arena.base + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         return queue.enqueueLive(arenaOffset: offset, size: frame.count, sequence: sequence)

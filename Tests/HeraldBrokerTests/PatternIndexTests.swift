@@ -1,6 +1,7 @@
-@testable import HeraldBroker
 import HeraldWire
 import Testing
+
+@testable import HeraldBroker
 
 struct PatternIndexTests {
     private func matches(_ index: PatternIndex<Int>, _ name: String) -> [Int] {
@@ -107,7 +108,8 @@ struct PatternIndexCacheTests {
 struct NameTableTests {
     @Test func sequentialNamesDoNotPileUp() {
         // The harness's names, and names that differ only in their last bytes: a weak hash put these in runs.
-        for names in [(0..<1000).map { "ev" + String(10000 + $0).dropFirst() }, (0..<1000).map { "session.user\($0)" }] {
+        for names in [(0..<1000).map { "ev" + String(10000 + $0).dropFirst() }, (0..<1000).map { "session.user\($0)" }]
+        {
             var table = NameTable<Int>(seed: 0)
             for name in names { table.update(name, default: 0) { _ in true } }
             #expect(table.count == names.count)

@@ -62,7 +62,9 @@ import Testing
             daemon.process.signal(SIGCONT)
             #expect(error?.code == .timedOut)
             #expect(error?.message.contains("PING") == true)
-            #expect(waited >= .milliseconds(300) && waited < .seconds(5))
+            // Well under the 10 s default: the option was used. (A tighter bound failed when a loaded full test run
+            // left this process without CPU for seconds.)
+            #expect(waited >= .milliseconds(300) && waited < .seconds(9))
             // The late ACK of the timed-out PING is ignored; the next request gets its own answer.
             #expect(try await herald.postAcknowledged("after.timeout", payload: []) == 1)
             #expect(herald.disconnectReason == nil)

@@ -4,7 +4,10 @@ import Testing
 /// The daemon's in-place POST path must see exactly what `next()` decodes, and refuse exactly what it refuses.
 struct PostViewTests {
     /// Decodes `bytes` with `withNextFrame`, turning a view into the `Frame` it stands for.
-    static func viaView(_ bytes: [UInt8], maxPayload: Int = Limits.defaultMaxPayload) -> (Result<Frame?, WireError>, usedView: Bool) {
+    static func viaView(
+        _ bytes: [UInt8],
+        maxPayload: Int = Limits.defaultMaxPayload
+    ) -> (Result<Frame?, WireError>, usedView: Bool) {
         var decoder = FrameDecoder(role: .daemon, maxPayload: maxPayload)
         decoder.append(contentsOf: bytes)
         var usedView = false
@@ -94,7 +97,12 @@ struct PostViewTests {
 
     @Test func encodeLiveMatchesTheGeneralEncoder() {
         let notify = Frame.Notify(
-            sequence: 0x0102_0304_0506_0708, time: 42, pid: -5, uid: 1000, gid: 100, name: "session.didBecomeActive",
+            sequence: 0x0102_0304_0506_0708,
+            time: 42,
+            pid: -5,
+            uid: 1000,
+            gid: 100,
+            name: "session.didBecomeActive",
             payload: Array("{\"user\":\"alice\"}".utf8)
         )
         let expected = Frame.notify(notify).encoded()
@@ -103,14 +111,22 @@ struct PostViewTests {
             Array(notify.name.utf8).withUnsafeBytes { name in
                 notify.payload.withUnsafeBytes { payload in
                     Frame.Notify.encodeLive(
-                        sequence: notify.sequence, time: notify.time, pid: notify.pid, uid: notify.uid, gid: notify.gid,
-                        name: name, payload: payload, to: buffer.baseAddress!
+                        sequence: notify.sequence,
+                        time: notify.time,
+                        pid: notify.pid,
+                        uid: notify.uid,
+                        gid: notify.gid,
+                        name: name,
+                        payload: payload,
+                        to: buffer.baseAddress!
                     )
                 }
             }
         }
         #expect(written == expected.count)
-        #expect(Frame.Notify.encodedSize(nameCount: notify.name.utf8.count, payloadCount: notify.payload.count) == written)
+        #expect(
+            Frame.Notify.encodedSize(nameCount: notify.name.utf8.count, payloadCount: notify.payload.count) == written
+        )
         #expect(Array(bytes.prefix(written)) == expected)
         #expect(bytes.dropFirst(written).allSatisfy { $0 == 0xEE })
     }
