@@ -166,11 +166,17 @@ public struct PatternIndex<Key: Hashable> {
     /// (until a pattern is added or removed), which then costs one comparison of the bytes.
     public mutating func matches(ofName name: UnsafeRawBufferPointer) -> [Key] {
         if cacheIsValid, let cached = cachedName, cached.holds(name) { return cachedKeys }
-        var keys: [Key] = []
-        swap(&keys, &cachedKeys)
-        keys.removeAll(keepingCapacity: true)
-        forEachMatch(ofName: name) { keys.append($0) }
-        cachedKeys = keys
+        if hasWildcards {
+            var keys: [Key] = []
+            swap(&keys, &cachedKeys)
+            keys.removeAll(keepingCapacity: true)
+            forEachMatch(ofName: name) { keys.append($0) }
+            cachedKeys = keys
+        } else {
+            // Only exact patterns: the answer is the name's own key list, shared rather than copied (emptying and
+            // refilling a list was ~120 instructions of every post to a new name).
+            cachedKeys = exact.value(forName: name)?.keys ?? []
+        }
         if name.count <= NameBuffer.capacity {
             if !isKnownUniquelyReferenced(&cachedName) { cachedName = NameBuffer() }
             cachedName!.store(name)
