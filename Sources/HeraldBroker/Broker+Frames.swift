@@ -155,7 +155,7 @@ extension Broker {
             name: post.name,
             payload: post.payload,
             retain: post.retain,
-            sender: connections[id.rawValue]!.sender,
+            sender: mailboxes[id.rawValue].sender,
             now: now
         )
         // The post may have overflowed the poster's own queue under DISCONNECT: then its final ERROR is queued
@@ -391,7 +391,7 @@ extension Broker {
     }
 
     private mutating func handleMonitor(_ monitor: Frame.Monitor, on id: ConnectionID) -> Action {
-        let sender = connections[id.rawValue]!.sender
+        let sender = mailboxes[id.rawValue].sender
         guard sender.uid == configuration.ownerUID else {
             return fail(
                 id,

@@ -23,8 +23,8 @@ extension Broker {
         var holdsArena = false
         /// Whether the connection asked for `MONITOR`, which makes it read-only.
         var isMonitor = false
-        /// Who is at the other end: what a post from here is stamped with. The same as its `Connection`'s,
-        /// here too so that the per-post path reads only the mailbox.
+        /// Who is at the other end: what a post from here is stamped with. Here rather than in `Connection`, so
+        /// that the per-post path reads only the mailbox.
         var sender = Sender(pid: 0, uid: 0, gid: 0)
 
         init(queueLimit: Int, accounting: OutputAccounting, arena: FrameArena) {

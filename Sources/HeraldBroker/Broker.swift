@@ -58,7 +58,6 @@ public struct Broker {
 
     /// What the broker knows of one open connection besides its `Mailbox`.
     struct Connection {
-        let sender: Sender
         var client = ""
         var subscriptions: [UInt32: Subscription] = [:]
         /// Whether the client said `BYE`: then its will is not posted.
@@ -122,7 +121,7 @@ public struct Broker {
             )
         }
         precondition(connections[id.rawValue] == nil, "connection \(id) opened twice")
-        connections[id.rawValue] = Connection(sender: sender)
+        connections[id.rawValue] = Connection()
         mailboxes[id.rawValue].phase = .awaitingHello
         mailboxes[id.rawValue].sender = sender
         openConnections += 1
@@ -166,13 +165,13 @@ public struct Broker {
             index.remove(subscription.pattern, for: id)
         }
         subscriptionCount -= connection.subscriptions.count
+        let sender = mailboxes[id.rawValue].sender
         mailboxes[id.rawValue] = Mailbox(queueLimit: configuration.queueBytes, accounting: accounting, arena: arena)
         connections[id.rawValue] = nil
         openConnections -= 1
-        let uid = connection.sender.uid
-        connectionsByUID[uid] = connectionsByUID[uid]! > 1 ? connectionsByUID[uid]! - 1 : nil
+        connectionsByUID[sender.uid] = connectionsByUID[sender.uid]! > 1 ? connectionsByUID[sender.uid]! - 1 : nil
         if let will = connection.will, !connection.saidGoodbye, !isShuttingDown {
-            schedule(will, from: connection.sender, monotonicNow: monotonicNow)
+            schedule(will, from: sender, monotonicNow: monotonicNow)
         }
     }
 
