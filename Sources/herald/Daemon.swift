@@ -46,4 +46,20 @@ enum Daemon {
             throw error
         }
     }
+
+    /// Connects, asks the daemon one thing with `request`, and closes: `withConnection` for the subcommands whose
+    /// only failures on the connection are the library's, which become the command's failure as
+    /// `CommandFailure(_:)` maps them.
+    static func ask<Result: Sendable>(
+        socket: String?,
+        _ request: (Herald) async throws(HeraldError) -> Result
+    ) async throws(CommandFailure) -> Result {
+        try await withConnection(socket: socket) { herald throws(CommandFailure) in
+            do throws(HeraldError) {
+                return try await request(herald)
+            } catch {
+                throw CommandFailure(error)
+            }
+        }
+    }
 }

@@ -33,12 +33,8 @@ struct GetCommand: Subcommand {
     }
 
     func run() async throws(CommandFailure) {
-        let value = try await Daemon.withConnection(socket: socket) { herald throws(CommandFailure) in
-            do throws(HeraldError) {
-                return try await herald.retainedValue(of: name)
-            } catch {
-                throw CommandFailure(error)
-            }
+        let value = try await Daemon.ask(socket: socket) { herald throws(HeraldError) in
+            try await herald.retainedValue(of: name)
         }
         guard let value else {
             // Like grep finding nothing: a script tests the status, and there is nothing to print.

@@ -23,13 +23,7 @@ struct NamesCommand: Subcommand {
     }
 
     func run() async throws(CommandFailure) {
-        let names = try await Daemon.withConnection(socket: socket) { herald throws(CommandFailure) in
-            do throws(HeraldError) {
-                return try await herald.names()
-            } catch {
-                throw CommandFailure(error)
-            }
-        }
+        let names = try await Daemon.ask(socket: socket) { herald throws(HeraldError) in try await herald.names() }
         let text: String
         if json {
             text = "[" + names.map(OutputFormat.quoted).joined(separator: ",") + "]\n"

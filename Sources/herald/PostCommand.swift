@@ -58,13 +58,9 @@ struct PostCommand: Subcommand {
     }
 
     func run() async throws(CommandFailure) {
-        try await Daemon.withConnection(socket: socket) { herald throws(CommandFailure) in
-            do throws(HeraldError) {
-                // Acknowledged, so that exit 0 means the daemon took the post, not merely that it was sent.
-                try await herald.postAcknowledged(name, payload: payload, retain: retain)
-            } catch {
-                throw CommandFailure(error)
-            }
+        // Acknowledged, so that exit 0 means the daemon took the post, not merely that it was sent.
+        _ = try await Daemon.ask(socket: socket) { herald throws(HeraldError) in
+            try await herald.postAcknowledged(name, payload: payload, retain: retain)
         }
     }
 

@@ -23,13 +23,7 @@ struct StatusCommand: Subcommand {
     }
 
     func run() async throws(CommandFailure) {
-        let status = try await Daemon.withConnection(socket: socket) { herald throws(CommandFailure) in
-            do throws(HeraldError) {
-                return try await herald.status()
-            } catch {
-                throw CommandFailure(error)
-            }
-        }
+        let status = try await Daemon.ask(socket: socket) { herald throws(HeraldError) in try await herald.status() }
         StandardOutput.write(Self.report(status, socketPath: Daemon.socketPath(explicit: socket), json: json))
     }
 
