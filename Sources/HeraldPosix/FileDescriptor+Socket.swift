@@ -7,6 +7,22 @@ import Darwin
 #endif
 
 extension FileDescriptor {
+    /// Marks a bound socket as accepting connections with listen(2).
+    ///
+    /// - Parameters:
+    ///   - backlog: how many connections may wait to be accepted.
+    ///   - address: the address, for the error.
+    /// - Throws: ``SystemError`` naming `address`.
+    borrowing func listen(backlog: Int32, address: String) throws(SystemError) {
+        _ = try completedSyscall("listen on \(address)") {
+            #if canImport(Glibc)
+            Glibc.listen(rawValue, backlog)
+            #elseif canImport(Darwin)
+            Darwin.listen(rawValue, backlog)
+            #endif
+        }
+    }
+
     /// Shuts down one or both directions of a socket with shutdown(2).
     ///
     /// ENOTCONN is ignored: a peer that already went away leaves nothing to shut down. Passing `false` for both does

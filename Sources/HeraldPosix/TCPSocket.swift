@@ -29,13 +29,7 @@ public enum TCPSocket {
             owning: try completedSyscall("create a socket for \(address)") { herald_socket_tcp(family, 1) }
         )
         _ = try completedSyscall("bind \(address)") { herald_bind_tcp(socket.rawValue, host, port) }
-        _ = try completedSyscall("listen on \(address)") {
-            #if canImport(Glibc)
-            Glibc.listen(socket.rawValue, backlog)
-            #elseif canImport(Darwin)
-            Darwin.listen(socket.rawValue, backlog)
-            #endif
-        }
+        try socket.listen(backlog: backlog, address: address)
         return socket
     }
 

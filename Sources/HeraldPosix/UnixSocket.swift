@@ -34,13 +34,7 @@ public enum UnixSocket {
         _ = try completedSyscall("bind \(path)") {
             herald_bind_unix(socket.rawValue, path, path.utf8.count)
         }
-        _ = try completedSyscall("listen on \(path)") {
-            #if canImport(Glibc)
-            Glibc.listen(socket.rawValue, backlog)
-            #elseif canImport(Darwin)
-            Darwin.listen(socket.rawValue, backlog)
-            #endif
-        }
+        try socket.listen(backlog: backlog, address: path)
         return socket
     }
 
