@@ -19,7 +19,7 @@ extension Broker {
         case .ready:
             break
         }
-        if configuration.maxNameBytes < Limits.maxNameBytes, let error = overlongName(in: frame) {
+        if configuration.bounds.maxNameBytes < Limits.maxNameBytes, let error = overlongName(in: frame) {
             return fail(id, error)
         }
         switch frame {
@@ -82,8 +82,8 @@ extension Broker {
         connections[id.rawValue]!.client = hello.client
         let welcome = Frame.Welcome(
             version: high,
-            maxSubscriptions: UInt16(clamping: configuration.maxSubscriptions),
-            maxPayload: UInt32(clamping: configuration.maxPayload),
+            maxSubscriptions: UInt16(clamping: configuration.bounds.maxSubscriptions),
+            maxPayload: UInt32(clamping: configuration.bounds.maxPayload),
             daemonPID: UInt32(bitPattern: configuration.daemonPID),
             server: configuration.server
         )
@@ -93,7 +93,7 @@ extension Broker {
 
     /// The error for a name or pattern longer than `--max-name-bytes`, which may be set below the protocol's 255.
     private func overlongName(in frame: Frame) -> WireError? {
-        let limit = configuration.maxNameBytes
+        let limit = configuration.bounds.maxNameBytes
         func check(_ text: String, _ code: WireError.Code, _ what: String, _ request: UInt32) -> WireError? {
             let count = text.utf8.count
             guard count > limit else { return nil }
@@ -131,10 +131,10 @@ extension Broker {
                 request: request
             )
         }
-        if retain && !payloadIsEmpty && retained[name] == nil && retained.count >= configuration.maxRetained {
+        if retain && !payloadIsEmpty && retained[name] == nil && retained.count >= configuration.bounds.maxRetained {
             return WireError(
                 .tooManyRetained,
-                "\(retained.count) names already have a retained value, the limit is \(configuration.maxRetained)",
+                "\(retained.count) names already have a retained value, the limit is \(configuration.bounds.maxRetained)",
                 request: request
             )
         }
@@ -196,7 +196,7 @@ extension Broker {
     /// lowered name limit, a connection not yet ready) goes through `frameReceived` as a `Frame`.
     public mutating func postReceived(_ post: PostView, from id: ConnectionID, now: UInt64) -> Action {
         guard mailboxes[id.rawValue].phase == .ready, !post.retain, !mailboxes[id.rawValue].isMonitor,
-            configuration.maxNameBytes >= post.name.count, !post.isReservedName
+            configuration.bounds.maxNameBytes >= post.name.count, !post.isReservedName
         else {
             return frameReceived(.post(post.post), from: id, now: now)
         }
@@ -290,7 +290,7 @@ extension Broker {
                     id,
                     WireError(
                         .slowConsumer,
-                        "this connection read too slowly: its queue of \(configuration.queueBytes) bytes "
+                        "this connection read too slowly: its queue of \(configuration.bounds.queueBytes) bytes "
                             + "overflowed and its overflow policy is disconnect"
                     )
                 )
@@ -310,7 +310,7 @@ extension Broker {
                 )
             )
         }
-        guard subscriptions.count < configuration.maxSubscriptions else {
+        guard subscriptions.count < configuration.bounds.maxSubscriptions else {
             return fail(
                 id,
                 WireError(
@@ -424,7 +424,7 @@ extension Broker {
     /// The most name bytes one `NAMES_REPORT` carries: under the frame limit a client derives from `maxPayload`,
     /// and at most ~60 KB.
     private var namesChunkBytes: Int {
-        min(60_000, Limits.maxFrameLength(maxPayload: configuration.maxPayload) - 64)
+        min(60_000, Limits.maxFrameLength(maxPayload: configuration.bounds.maxPayload) - 64)
     }
 
     /// Answers `NAMES`: retained names and exact subscriptions, sorted, in frames a client can decode.

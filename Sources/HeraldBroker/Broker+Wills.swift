@@ -32,7 +32,7 @@ extension Broker {
         for pending in due {
             let will = pending.will
             // A retained will may not grow the retained set past its limit; it is still delivered live.
-            let canRetain = retained[will.name] != nil || retained.count < configuration.maxRetained
+            let canRetain = retained[will.name] != nil || retained.count < configuration.bounds.maxRetained
             post(
                 name: will.name,
                 payload: will.payload,

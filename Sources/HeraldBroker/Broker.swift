@@ -17,6 +17,18 @@ public struct Broker {
         public var server: String
         /// When the daemon started, in nanoseconds since 1970.
         public var startTime: UInt64
+        public var bounds = Bounds()
+
+        public init(ownerUID: UInt32, daemonPID: Int32, server: String, startTime: UInt64) {
+            self.ownerUID = ownerUID
+            self.daemonPID = daemonPID
+            self.server = server
+            self.startTime = startTime
+        }
+    }
+
+    /// The bounds an owner may set (wire.md, "Limits"; heraldd's flags), each with the protocol's default.
+    public struct Bounds: Sendable {
         public var maxPayload: Int = Limits.defaultMaxPayload
         /// The longest name or pattern accepted, at most the protocol's 255 bytes.
         public var maxNameBytes: Int = Limits.maxNameBytes
@@ -26,12 +38,7 @@ public struct Broker {
         public var maxConnections: Int = Limits.defaultMaxConnections
         public var maxQueuedBytes: Int = Limits.defaultMaxQueuedBytes
 
-        public init(ownerUID: UInt32, daemonPID: Int32, server: String, startTime: UInt64) {
-            self.ownerUID = ownerUID
-            self.daemonPID = daemonPID
-            self.server = server
-            self.startTime = startTime
-        }
+        public init() {}
     }
 
     /// What the owner must do after an event, besides writing dirty connections' output.
@@ -105,7 +112,9 @@ public struct Broker {
     /// Creates a broker with no connections.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        arena = FrameArena(capacity: max(1 << 20, 4 + Limits.maxFrameLength(maxPayload: configuration.maxPayload)))
+        arena = FrameArena(
+            capacity: max(1 << 20, 4 + Limits.maxFrameLength(maxPayload: configuration.bounds.maxPayload))
+        )
     }
 
     /// A new connection was accepted from `sender`.
@@ -115,7 +124,7 @@ public struct Broker {
             connections.append(contentsOf: repeatElement(nil, count: added))
             mailboxes.append(
                 contentsOf: repeatElement(
-                    Mailbox(queueLimit: configuration.queueBytes, accounting: accounting, arena: arena),
+                    Mailbox(queueLimit: configuration.bounds.queueBytes, accounting: accounting, arena: arena),
                     count: added
                 )
             )
@@ -135,12 +144,12 @@ public struct Broker {
                 )
             )
         }
-        if connectionsByUID[sender.uid]! > configuration.maxConnections {
+        if connectionsByUID[sender.uid]! > configuration.bounds.maxConnections {
             return fail(
                 id,
                 WireError(
                     .tooManyConnections,
-                    "uid \(sender.uid) already holds \(configuration.maxConnections) connections, the limit"
+                    "uid \(sender.uid) already holds \(configuration.bounds.maxConnections) connections, the limit"
                 )
             )
         }
@@ -166,7 +175,11 @@ public struct Broker {
         }
         subscriptionCount -= connection.subscriptions.count
         let sender = mailboxes[id.rawValue].sender
-        mailboxes[id.rawValue] = Mailbox(queueLimit: configuration.queueBytes, accounting: accounting, arena: arena)
+        mailboxes[id.rawValue] = Mailbox(
+            queueLimit: configuration.bounds.queueBytes,
+            accounting: accounting,
+            arena: arena
+        )
         connections[id.rawValue] = nil
         openConnections -= 1
         connectionsByUID[sender.uid] = connectionsByUID[sender.uid]! > 1 ? connectionsByUID[sender.uid]! - 1 : nil
@@ -204,11 +217,11 @@ public struct Broker {
     /// - Returns: Whether `isOverGlobalBound` changed, so the owner re-registers its read interest.
     public mutating func updateGlobalBound() -> Bool {
         let bytes = accounting.bytes
-        if !isOverGlobalBound && bytes > configuration.maxQueuedBytes {
+        if !isOverGlobalBound && bytes > configuration.bounds.maxQueuedBytes {
             isOverGlobalBound = true
             return true
         }
-        if isOverGlobalBound && bytes * 4 < configuration.maxQueuedBytes * 3 {
+        if isOverGlobalBound && bytes * 4 < configuration.bounds.maxQueuedBytes * 3 {
             isOverGlobalBound = false
             return true
         }

@@ -45,7 +45,7 @@ extension Daemon {
                 )
             }
             channels[Int(fd)] = Channel(descriptor: descriptor, credentials: credentials, interest: .readable)
-            decoders[Int(fd)] = FrameDecoder(role: .daemon, maxPayload: options.maxPayload)
+            decoders[Int(fd)] = FrameDecoder(role: .daemon, maxPayload: options.bounds.maxPayload)
             openChannels += 1
             logger.debug("connection \(fd) from pid \(credentials.pid) uid \(credentials.uid)")
             let sender = Sender(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
@@ -104,7 +104,7 @@ extension Daemon {
                 let action = try FrameDecoder.withFrame(
                     UnsafeRawBufferPointer(rebasing: rest[..<size]),
                     role: .daemon,
-                    maxPayload: options.maxPayload
+                    maxPayload: options.bounds.maxPayload
                 ) { broker.received($0, from: id, now: now) }
                 offset += size
                 framesThisTurn += 1

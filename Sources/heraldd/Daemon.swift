@@ -144,13 +144,7 @@ struct Daemon: ~Copyable {
             server: "heraldd \(DaemonOptions.version)",
             startTime: SystemClock.realtimeNanoseconds()
         )
-        configuration.queueBytes = options.queueBytes
-        configuration.maxPayload = options.maxPayload
-        configuration.maxNameBytes = options.maxNameBytes
-        configuration.maxSubscriptions = options.maxSubscriptions
-        configuration.maxRetained = options.maxRetained
-        configuration.maxConnections = options.maxConnections
-        configuration.maxQueuedBytes = options.maxQueuedBytes
+        configuration.bounds = options.bounds
         broker = Broker(configuration: configuration)
     }
 
@@ -230,7 +224,7 @@ struct Daemon: ~Copyable {
     mutating func globalBoundChanged() {
         if broker.isOverGlobalBound {
             logger.warning(
-                "queued output passed \(options.maxQueuedBytes) bytes: reading no connection until it drains"
+                "queued output passed \(options.bounds.maxQueuedBytes) bytes: reading no connection until it drains"
             )
         } else {
             logger.notice("queued output drained: reading connections again")

@@ -1,4 +1,5 @@
 import HeraldArguments
+import HeraldBroker
 import HeraldPosix
 import HeraldWire
 
@@ -8,13 +9,8 @@ struct DaemonOptions {
     /// Whether the path came from `--socket` (for messages only: the directory rules are the same).
     var socketIsExplicit: Bool
     var logLevel: Logger.Level
-    var queueBytes: Int
-    var maxPayload: Int
-    var maxNameBytes: Int
-    var maxSubscriptions: Int
-    var maxRetained: Int
-    var maxConnections: Int
-    var maxQueuedBytes: Int
+    /// The broker's bounds, from their flags.
+    var bounds = Broker.Bounds()
 
     static let version = "0.1.0"
 
@@ -97,13 +93,15 @@ struct DaemonOptions {
             )
         }
         logLevel = level
-        queueBytes = try arguments.int("queue-bytes", range: 4096...(1 << 30)) ?? Limits.defaultQueueBytes
-        maxPayload = try arguments.int("max-payload", range: 0...(16 << 20)) ?? Limits.defaultMaxPayload
-        maxNameBytes = try arguments.int("max-name-bytes", range: 1...Limits.maxNameBytes) ?? Limits.maxNameBytes
-        maxSubscriptions = try arguments.int("max-subscriptions", range: 1...65535) ?? Limits.defaultMaxSubscriptions
-        maxRetained = try arguments.int("max-retained", range: 0...1_000_000) ?? Limits.defaultMaxRetained
-        maxConnections = try arguments.int("max-connections", range: 1...1_000_000) ?? Limits.defaultMaxConnections
-        maxQueuedBytes =
+        bounds.queueBytes = try arguments.int("queue-bytes", range: 4096...(1 << 30)) ?? Limits.defaultQueueBytes
+        bounds.maxPayload = try arguments.int("max-payload", range: 0...(16 << 20)) ?? Limits.defaultMaxPayload
+        bounds.maxNameBytes = try arguments.int("max-name-bytes", range: 1...Limits.maxNameBytes) ?? Limits.maxNameBytes
+        bounds.maxSubscriptions =
+            try arguments.int("max-subscriptions", range: 1...65535) ?? Limits.defaultMaxSubscriptions
+        bounds.maxRetained = try arguments.int("max-retained", range: 0...1_000_000) ?? Limits.defaultMaxRetained
+        bounds.maxConnections =
+            try arguments.int("max-connections", range: 1...1_000_000) ?? Limits.defaultMaxConnections
+        bounds.maxQueuedBytes =
             try arguments.int("max-queued-bytes", range: 65536...(1 << 40)) ?? Limits.defaultMaxQueuedBytes
     }
 }

@@ -108,13 +108,13 @@ private struct Harness {
             server: "heraldd fuzz",
             startTime: 1_795_000_000_000_000_000
         )
-        configuration.maxPayload = FuzzLimits.maxPayload
-        configuration.maxNameBytes = FuzzLimits.maxNameBytes
-        configuration.queueBytes = FuzzLimits.queueBytes
-        configuration.maxSubscriptions = FuzzLimits.maxSubscriptions
-        configuration.maxRetained = FuzzLimits.maxRetained
-        configuration.maxConnections = FuzzLimits.maxConnections
-        configuration.maxQueuedBytes = FuzzLimits.maxQueuedBytes
+        configuration.bounds.maxPayload = FuzzLimits.maxPayload
+        configuration.bounds.maxNameBytes = FuzzLimits.maxNameBytes
+        configuration.bounds.queueBytes = FuzzLimits.queueBytes
+        configuration.bounds.maxSubscriptions = FuzzLimits.maxSubscriptions
+        configuration.bounds.maxRetained = FuzzLimits.maxRetained
+        configuration.bounds.maxConnections = FuzzLimits.maxConnections
+        configuration.bounds.maxQueuedBytes = FuzzLimits.maxQueuedBytes
         broker = Broker(configuration: configuration)
     }
 

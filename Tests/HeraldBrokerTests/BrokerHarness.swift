@@ -16,11 +16,11 @@ struct BrokerHarness {
         maxQueuedBytes: Int = 256 << 20
     ) {
         var configuration = Broker.Configuration(ownerUID: 1000, daemonPID: 42, server: "heraldd test", startTime: 5)
-        configuration.queueBytes = queueBytes
-        configuration.maxSubscriptions = maxSubscriptions
-        configuration.maxRetained = maxRetained
-        configuration.maxConnections = maxConnections
-        configuration.maxQueuedBytes = maxQueuedBytes
+        configuration.bounds.queueBytes = queueBytes
+        configuration.bounds.maxSubscriptions = maxSubscriptions
+        configuration.bounds.maxRetained = maxRetained
+        configuration.bounds.maxConnections = maxConnections
+        configuration.bounds.maxQueuedBytes = maxQueuedBytes
         broker = Broker(configuration: configuration)
     }
 
@@ -60,7 +60,7 @@ struct BrokerHarness {
     ) {
         let frame = Frame.post(.init(request: request, name: name, payload: Array(payload.utf8), retain: retain))
         // Through the decoder's in-place path, as heraldd reads posts (`Broker.postReceived`).
-        var decoder = FrameDecoder(role: .daemon, maxPayload: broker.configuration.maxPayload)
+        var decoder = FrameDecoder(role: .daemon, maxPayload: broker.configuration.bounds.maxPayload)
         decoder.append(contentsOf: frame.encoded())
         now += 1
         let time = now

@@ -52,7 +52,7 @@ struct SecurityAndLimitsTests {
 
     @Test func enforcesALowerNameLimitOnNamesAndPatterns() {
         var configuration = Broker.Configuration(ownerUID: 1000, daemonPID: 42, server: "t", startTime: 0)
-        configuration.maxNameBytes = 8
+        configuration.bounds.maxNameBytes = 8
         var harness = BrokerHarness()
         harness.broker = Broker(configuration: configuration)
         let poster = harness.connect(1)
@@ -75,8 +75,8 @@ struct SecurityAndLimitsTests {
 
     @Test func sizesNamesReportsForTheClientsFrameLimit() throws {
         var configuration = Broker.Configuration(ownerUID: 1000, daemonPID: 42, server: "t", startTime: 0)
-        configuration.maxPayload = 1024
-        configuration.maxRetained = 100
+        configuration.bounds.maxPayload = 1024
+        configuration.bounds.maxRetained = 100
         var harness = BrokerHarness()
         harness.broker = Broker(configuration: configuration)
         let id = harness.connect(1)
