@@ -150,8 +150,9 @@ private struct Harness {
     mutating func processFrames(_ slot: Int) {
         guard peers[slot].isOpen else { return }
         let id = ConnectionID(slot)
-        // The decoder is taken out of `peers` while the broker handles what it yields, as the daemon's
-        // channel and broker are separate objects; it goes back when the loop ends.
+        // The decoder is taken out of `peers` while its frames are handled, so that a flush in between (urgent,
+        // or after the global bound) does not start reading this same connection again from inside this loop;
+        // heraldd is kept from that by the connection's readable interest. It goes back when the loop ends.
         var input = FrameDecoder(role: .daemon)
         swap(&input, &peers[slot].input)
         defer { swap(&input, &peers[slot].input) }
