@@ -19,9 +19,11 @@ extension Broker {
     /// Moves the connections that got new output since the last call into `ids` (appended, each once).
     ///
     /// The list is handed out rather than walked with a callback, so the owner can write, and so change
-    /// the broker, for each of them.
+    /// the broker, for each of them. Each once really is once: an id that was dirty, closed and reopened
+    /// within the turn has two entries in `dirty`, and only the first is handed out (an owner that writes
+    /// several connections in one batch would otherwise send the same bytes twice).
     public mutating func takeDirty(into ids: inout [ConnectionID]) {
-        for id in dirty where mailboxes[id.rawValue].phase != .closed {
+        for id in dirty where mailboxes[id.rawValue].phase != .closed && mailboxes[id.rawValue].isDirty {
             mailboxes[id.rawValue].isDirty = false
             ids.append(id)
         }

@@ -362,12 +362,10 @@ private struct Harness {
         broker.takeDirty(into: &scratch)
         let ids = scratch
         scratch.removeAll(keepingCapacity: true)
-        // takeDirty promises each connection once, but an id that was dirty, closed and reopened before the
-        // call is listed twice (its stale entry stays in the list). Harmless for heraldd, whose second
-        // flush finds nothing to write, so it is not a failure here.
         for id in ids { require(peers[id.rawValue].isOpen, "takeDirty named \(id), which is closed") }
-        var flushed = Set<ConnectionID>()
-        for id in ids where flushed.insert(id).inserted {
+        // Each once: heraldd writes them in one batch, where a connection listed twice would get its bytes twice.
+        require(Set(ids).count == ids.count, "takeDirty named a connection twice: \(ids)")
+        for id in ids {
             // A write can resume a paused connection's input, and that can close another listed one.
             if peers[id.rawValue].isOpen && !peers[id.rawValue].isStalled {
                 write(id.rawValue, budget: Int.max, maxChunks: 64)

@@ -3,6 +3,24 @@ import HeraldWire
 import Testing
 
 struct BrokerTests {
+    /// heraldd writes the connections `takeDirty` names in one batch, so each must be named once: even an id
+    /// that got output, closed and was reused by a new connection with output of its own within the turn.
+    @Test func takeDirtyNamesAReusedIdOnce() {
+        var harness = BrokerHarness()
+        let subscriber = harness.connect(3)
+        harness.subscribe(subscriber, 1, "a.*")
+        let publisher = harness.connect(4)
+        harness.post(publisher, "a.b")
+        harness.broker.connectionClosed(subscriber)
+        let reused = harness.connect(3)
+        harness.subscribe(reused, 1, "a.*")
+        harness.post(publisher, "a.c")
+        var ids: [ConnectionID] = []
+        harness.broker.takeDirty(into: &ids)
+        #expect(ids.filter { $0 == reused }.count == 1, "named \(ids)")
+        #expect(BrokerHarness.notifications(harness.output(of: reused)) == ["a.c"])
+    }
+
     @Test func welcomesAHelloWithTheHighestCommonVersionAndTheLimits() {
         var harness = BrokerHarness()
         let id = ConnectionID(3)
