@@ -208,6 +208,14 @@ extension Daemon {
                 return
             }
         }
+        finishFlush(fd)
+    }
+
+    /// What follows a connection's writes: closing it once a closing connection's output is out, resuming input
+    /// that was paused for it, or registering the events it now waits for.
+    mutating func finishFlush(_ fd: Int32) {
+        guard let channel = channels[Int(fd)] else { return }
+        let id = ConnectionID(Int(fd))
         if broker.isClosing(id) && !broker.hasOutput(id) {
             closeChannel(fd, reason: "closed after its last frame")
             return

@@ -64,6 +64,9 @@ struct Daemon: ~Copyable {
     /// At most this many bytes are offered to one write: about what a Unix socket's buffer takes.
     static let writeBytes = 256 * 1024
     let events = UnsafeMutableBufferPointer<Epoll.Event>.allocate(capacity: 256)
+    /// Writes a turn's output to all its connections in one system call; nil when the kernel offers no io_uring
+    /// or `--no-send-batching` is given, and then each connection gets its own send.
+    var batchWriter: BatchWriter?
 
     /// Claims the socket path and starts listening.
     ///
@@ -146,6 +149,16 @@ struct Daemon: ~Copyable {
         )
         configuration.bounds = options.bounds
         broker = Broker(configuration: configuration)
+        if options.sendBatching {
+            do {
+                batchWriter = try BatchWriter()
+                logger.info("sends: each turn's output in one io_uring batch")
+            } catch {
+                logger.notice("sends: one send(2) per connection, as io_uring is not available: \(error)")
+            }
+        } else {
+            logger.info("sends: one send(2) per connection (--no-send-batching)")
+        }
     }
 
     deinit {
@@ -192,7 +205,7 @@ struct Daemon: ~Copyable {
             checkDeadlines()
             framesThisTurn = 0
             broker.takeDirty(into: &dirty)
-            for id in dirty { flush(Int32(id.rawValue)) }
+            flush(dirty)
             dirty.removeAll(keepingCapacity: true)
             broker.endTurn()
             if broker.updateGlobalBound() { globalBoundChanged() }

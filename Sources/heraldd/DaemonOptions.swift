@@ -11,6 +11,9 @@ struct DaemonOptions {
     var logLevel: Logger.Level
     /// The broker's bounds, from their flags.
     var bounds = Broker.Bounds()
+    /// Whether a turn's output goes out in one io_uring batch when the kernel allows it (`--no-send-batching`
+    /// turns it off: then each connection gets its own send, as on a kernel without io_uring).
+    var sendBatching = true
 
     static let version = "0.1.0"
 
@@ -74,6 +77,10 @@ struct DaemonOptions {
                 help: "Bound of the frames queued for all connections together; past it heraldd stops reading.",
                 defaultDescription: "\(Limits.defaultMaxQueuedBytes)"
             ),
+            OptionSpec(
+                long: "no-send-batching",
+                help: "Write each connection with its own send(2), not all of a turn's in one io_uring batch."
+            ),
             OptionSpec(long: "version", help: "Show the version."),
         ]
     )
@@ -103,5 +110,6 @@ struct DaemonOptions {
             try arguments.int("max-connections", range: 1...1_000_000) ?? Limits.defaultMaxConnections
         bounds.maxQueuedBytes =
             try arguments.int("max-queued-bytes", range: 65536...(1 << 40)) ?? Limits.defaultMaxQueuedBytes
+        sendBatching = !arguments.flag("no-send-batching")
     }
 }

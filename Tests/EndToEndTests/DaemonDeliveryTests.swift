@@ -104,6 +104,66 @@ struct DaemonDeliveryTests {
         }
     }
 
+    /// heraldd writes a turn's output to all its connections in one io_uring batch, or with one send each under
+    /// `--no-send-batching` (and on kernels without io_uring). Either way, with one subscriber that reads nothing
+    /// until the end, so that its socket fills and batched sends to it are partial or refused, every subscriber
+    /// gets every post exactly once and in order.
+    @Test(arguments: [[], ["--no-send-batching"]])
+    func everySubscriberGetsEveryPostOnceInOrderWithOrWithoutBatchedSends(_ arguments: [String]) async throws {
+        // A queue large enough that nothing is dropped: this is about the writes, not the bound.
+        let daemon = try await TestDaemon.start(arguments: arguments + ["--queue-bytes", "\(64 << 20)"])
+        let expectedLine =
+            arguments.isEmpty
+            ? "sends: each turn's output in one io_uring batch"
+            : "sends: one send(2) per connection (--no-send-batching)"
+        #expect(
+            daemon.process.stderrLines.contains { $0.contains(expectedLine) },
+            "heraldd did not say \"\(expectedLine)\": \(daemon.process.stderr)"
+        )
+        let socketPath = daemon.socketPath
+        // Posts go out in bursts of 100 frames per write, 2 KB each, so that one turn leaves each subscriber hundreds
+        // of KB: batched sends larger than a socket takes, cut short by the kernel (small sends are all or nothing).
+        let total = 1200
+        let burst = 100
+        let sequences = try await blocking { () throws -> [[UInt64]] in
+            let subscribers = try (0..<4).map { index in
+                let client = try WireClient.ready(socketPath: socketPath)
+                try client.subscribe(UInt32(index + 1), "batch.*")
+                return client
+            }
+            let publisher = try WireClient.ready(socketPath: socketPath)
+            let payload = [UInt8](repeating: 0x42, count: 2000)
+            var received = [[UInt64]](repeating: [], count: subscribers.count)
+            for first in stride(from: 0, to: total, by: burst) {
+                var bytes: [UInt8] = []
+                for index in first..<first + burst {
+                    bytes += Frame.post(.init(name: "batch.\(index % 7)", payload: payload)).encoded()
+                }
+                try publisher.sendBytes(bytes)
+                // Subscribers 1...3 keep up with each burst; subscriber 0 reads nothing until the end.
+                for reader in 1..<subscribers.count {
+                    while received[reader].count < first + burst,
+                        case .notify(let notify)? = try subscribers[reader].receive()
+                    {
+                        received[reader].append(notify.sequence)
+                    }
+                }
+            }
+            while received[0].count < total, case .notify(let notify)? = try subscribers[0].receive() {
+                received[0].append(notify.sequence)
+            }
+            return received
+        }
+        let first = sequences[0].first ?? 0
+        let expected = Array(first..<first + UInt64(total))
+        for (reader, received) in sequences.enumerated() {
+            #expect(
+                received == expected,
+                "subscriber \(reader): \(received.count) notifications, not 1...\(total) in order"
+            )
+        }
+    }
+
     /// The acknowledged subscription: a post made by another connection right after the ACK is never
     /// missed. Repeated, because a race would show only sometimes.
     @Test func neverMissesAPostMadeAfterTheAck() async throws {

@@ -113,6 +113,40 @@ int herald_unblock_signals(const int *signals, int count);
 /// errno (EAGAIN when none is pending).
 int herald_signalfd_read(int fd);
 
+// MARK: - Batched sends (io_uring)
+
+/// A reusable set of io_uring rings that performs many non-blocking sends in
+/// one system call (see send_batch.c for why).
+typedef struct herald_send_batch herald_send_batch;
+
+/// One send of a batch: `iovcnt` buffers at `iov` to socket `fd`. `result`
+/// is set to the bytes sent (possibly fewer than offered) or -errno
+/// (-EAGAIN when the socket is full, -EPIPE, -EBADF, ...).
+typedef struct herald_send_op {
+    int32_t fd;
+    uint32_t iovcnt;
+    const struct iovec *iov;
+    int64_t result;
+} herald_send_op;
+
+/// Sets up a batch for at most `capacity` sends per run (1...4096). NULL
+/// with errno when the kernel offers no io_uring (ENOSYS, EPERM when a
+/// seccomp filter or kernel.io_uring_disabled forbids it, ENOMEM).
+herald_send_batch *herald_send_batch_create(uint32_t capacity);
+
+/// Releases the batch and its rings.
+void herald_send_batch_destroy(herald_send_batch *batch);
+
+/// How many sends one run takes.
+uint32_t herald_send_batch_capacity(const herald_send_batch *batch);
+
+/// Performs `count` sends, each a sendmsg(2) with MSG_DONTWAIT and
+/// MSG_NOSIGNAL, in one io_uring_enter(2), and sets each `result`. Returns
+/// 0, or -1 with errno when the batch could not be submitted (then results
+/// still at -ECANCELED were not sent, and the batch must be destroyed: it may
+/// hold entries it would submit again). Not thread-safe: one caller at a time.
+int herald_send_batch_run(herald_send_batch *batch, herald_send_op *ops, uint32_t count);
+
 #endif  // __linux__
 
 // MARK: - systemd
