@@ -6,8 +6,8 @@ import Testing
 /// the real tools that read them.
 struct ContribTests {
     static let heralddFlags = [
-        "--socket", "--log-level", "--queue-bytes", "--max-payload", "--max-subscriptions", "--max-retained",
-        "--max-connections", "--max-queued-bytes", "--version", "--help",
+        "--socket", "--log-level", "--queue-bytes", "--max-payload", "--max-name-bytes", "--max-subscriptions",
+        "--max-retained", "--max-connections", "--max-queued-bytes", "--no-send-batching", "--version", "--help",
     ]
     static let subcommands = ["post", "observe", "wait", "get", "status", "monitor", "names", "demo", "help"]
     static let observeFlags = [
