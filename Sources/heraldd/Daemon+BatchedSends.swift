@@ -52,16 +52,14 @@ extension Daemon {
     /// Writes the connections of `ids`, each listed once: in batches of one system call when there is a
     /// ``BatchWriter`` and more than one connection, else with each connection's own sends.
     mutating func flush(_ ids: [ConnectionID]) {
-        guard ids.count > 1, let writer = batchWriter else {
-            for id in ids { flush(Int32(id.rawValue)) }
-            return
-        }
         var start = 0
-        while start < ids.count {
+        // Re-read each time: a batch that fails drops the writer, and the rest go one by one.
+        while ids.count - start > 1, let writer = batchWriter {
             let end = min(ids.count, start + writer.capacity)
             flushBatch(ids[start..<end], with: writer)
             start = end
         }
+        for id in ids[start...] { flush(Int32(id.rawValue)) }
     }
 
     /// One batch: gather every connection's first ranges, send them all in one call, account for what each
