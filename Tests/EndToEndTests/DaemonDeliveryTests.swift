@@ -123,7 +123,7 @@ struct DaemonDeliveryTests {
         let socketPath = daemon.socketPath
         // Posts go out in bursts of 100 frames per write, 2 KB each, so that one turn leaves each subscriber hundreds
         // of KB: batched sends larger than a socket takes, cut short by the kernel (small sends are all or nothing).
-        let total = 1200
+        let total = 600
         let burst = 100
         let sequences = try await blocking { () throws -> [[UInt64]] in
             let subscribers = try (0..<4).map { index in
