@@ -62,9 +62,13 @@ import Testing
             daemon.process.signal(SIGCONT)
             #expect(error?.code == .timedOut)
             #expect(error?.message.contains("PING") == true)
-            // Well under the 10 s default: the option was used. (A tighter bound failed when a loaded full test run
-            // left this process without CPU for seconds.)
-            #expect(waited >= .milliseconds(300) && waited < .seconds(9))
+            // The option was used, not the 10 s default: the error names the timeout that fired. (Bounding the wall
+            // clock instead failed in loaded full runs, where the timer task waited seconds for a pool thread.)
+            #expect(
+                error?.message.contains("within \(Duration.milliseconds(300))") == true,
+                "\(String(describing: error))"
+            )
+            #expect(waited >= .milliseconds(300))
             // The late ACK of the timed-out PING is ignored; the next request gets its own answer.
             #expect(try await herald.postAcknowledged("after.timeout", payload: []) == 1)
             #expect(herald.disconnectReason == nil)
