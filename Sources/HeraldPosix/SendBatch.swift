@@ -82,15 +82,9 @@ public struct SendBatch: ~Copyable {
         let operation = operations[index]
         if operation.result >= 0 { return .processed(Int(operation.result)) }
         let error = Errno(rawValue: Int32(-operation.result))
-        switch error {
         // A signal that interrupted a send that took nothing: nothing was done, as with EAGAIN.
-        case .wouldBlock, Errno(rawValue: EWOULDBLOCK), .interrupted:
-            return .wouldBlock
-        case .badFileDescriptor, Errno(rawValue: EFAULT):
-            preconditionFailure("a batched send to descriptor \(operation.fd) failed with \(error): a bug in Herald")
-        default:
-            throw SystemError(operation: "send to descriptor \(operation.fd)", errno: error)
-        }
+        if error == .interrupted { return .wouldBlock }
+        return try failedSyscall(error, "send to descriptor \(operation.fd)")
     }
 
     /// Forgets the appended sends, to fill the batch again.

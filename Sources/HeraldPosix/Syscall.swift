@@ -27,16 +27,26 @@ func retryingSyscall<Result: FixedWidthInteger>(
             return .processed(result)
         }
         let error = Errno.current
-        switch error {
-        case .interrupted:
-            continue
-        case .wouldBlock, Errno(rawValue: EWOULDBLOCK):
-            return .wouldBlock
-        case .badFileDescriptor, Errno(rawValue: EFAULT):
-            preconditionFailure("\(operation()) failed with \(error): this is a bug in Herald")
-        default:
-            throw SystemError(operation: operation(), errno: error)
-        }
+        if error == .interrupted { continue }
+        return try failedSyscall(error, operation())
+    }
+}
+
+/// The policy's answer to a failure other than EINTR, which each caller handles its own way (``retryingSyscall(_:_:)``
+/// retries; a batched send that was interrupted reports that nothing was done): `.wouldBlock` for EAGAIN, a trap for
+/// EBADF and EFAULT, and a thrown ``SystemError`` naming `operation` for anything else.
+@inline(__always)
+func failedSyscall<Value>(
+    _ error: Errno,
+    _ operation: @autoclosure () -> String
+) throws(SystemError) -> IOResult<Value> {
+    switch error {
+    case .wouldBlock, Errno(rawValue: EWOULDBLOCK):
+        return .wouldBlock
+    case .badFileDescriptor, Errno(rawValue: EFAULT):
+        preconditionFailure("\(operation()) failed with \(error): this is a bug in Herald")
+    default:
+        throw SystemError(operation: operation(), errno: error)
     }
 }
 
