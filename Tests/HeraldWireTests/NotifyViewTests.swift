@@ -5,6 +5,23 @@ import Testing
 struct NotifyViewTests {
     static let vectors = SpecFile.hexVectors()
 
+    /// A live NOTIFY of `name` with fixed small header fields, encoded.
+    static func notifyFrame(name: String, payload: [UInt8]) -> [UInt8] {
+        Frame.notify(
+            Frame.Notify(
+                sequence: 1,
+                time: 2,
+                pid: 3,
+                uid: 4,
+                gid: 5,
+                subscription: 0,
+                retained: false,
+                name: name,
+                payload: payload
+            )
+        ).encoded()
+    }
+
     /// Decodes `bytes`, one whole frame, as the client does.
     func decoded(_ bytes: [UInt8]) throws -> Frame {
         try Frame.decode(bytes, role: .client)
@@ -38,19 +55,7 @@ struct NotifyViewTests {
     }
 
     @Test func readsAnEmptyPayload() throws {
-        let bytes = Frame.notify(
-            Frame.Notify(
-                sequence: 1,
-                time: 2,
-                pid: 3,
-                uid: 4,
-                gid: 5,
-                subscription: 0,
-                retained: false,
-                name: "a",
-                payload: []
-            )
-        ).encoded()
+        let bytes = Self.notifyFrame(name: "a", payload: [])
         let view = try #require(bytes.withUnsafeBytes { NotifyView(frameIn: $0, at: 0) })
         #expect(view.payload.isEmpty)
         #expect(view.name == 39..<40)
@@ -67,35 +72,11 @@ struct NotifyViewTests {
         ("a frame not all there", "truncated"),
     ])
     func leavesOtherFramesToTheDecoder(_ what: String, _ kind: String) throws {
-        var notify = Frame.notify(
-            Frame.Notify(
-                sequence: 1,
-                time: 2,
-                pid: 3,
-                uid: 4,
-                gid: 5,
-                subscription: 0,
-                retained: false,
-                name: "a.b",
-                payload: [1, 2, 3]
-            )
-        ).encoded()
+        var notify = Self.notifyFrame(name: "a.b", payload: [1, 2, 3])
         switch kind {
         case "ack": notify = try #require(Self.vectors["ack"])
         case "non-ascii":
-            notify = Frame.notify(
-                Frame.Notify(
-                    sequence: 1,
-                    time: 2,
-                    pid: 3,
-                    uid: 4,
-                    gid: 5,
-                    subscription: 0,
-                    retained: false,
-                    name: "chat.général",
-                    payload: []
-                )
-            ).encoded()
+            notify = Self.notifyFrame(name: "chat.général", payload: [])
         case "flags": notify[5] = 0x02
         case "short":
             notify = Array(notify[0..<4 + 2 + 30])
