@@ -57,7 +57,7 @@ import Glibc
         }
         for (index, buffers) in pieces.enumerated() {
             for (piece, bytes) in buffers.enumerated() {
-                storage[index][piece].copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: bytes.count))
+                bytes.withUnsafeBytes { storage[index][piece].copyMemory(from: $0) }
             }
         }
         let vectors = UnsafeMutableBufferPointer<iovec>.allocate(capacity: 16)
