@@ -9,7 +9,11 @@ extension Connection {
     ///
     /// - Throws: `.daemonUnavailable` when nothing listens on the path, `.timedOut`, `.daemonError` for an `ERROR`
     ///   (`PERMISSION_DENIED`, `UNSUPPORTED_VERSION`), `.disconnected` when the daemon is shutting down.
-    static func open(socketPath: String, options: Herald.Options) throws(HeraldError) -> Connection {
+    static func open(
+        socketPath: String,
+        options: Herald.Options,
+        executor: ReaderExecutor
+    ) throws(HeraldError) -> Connection {
         let socket = try connectSocket(socketPath)
         let seconds = options.requestTimeout.seconds
         do {
@@ -42,7 +46,13 @@ extension Connection {
             } catch {
                 throw HeraldError(.io, "\(error)")
             }
-            let connection = Connection(socket: socket, socketPath: socketPath, welcome: welcome, options: options)
+            let connection = Connection(
+                socket: socket,
+                socketPath: socketPath,
+                welcome: welcome,
+                options: options,
+                executor: executor
+            )
             options.logger?.debug(
                 "connected to \(welcome.server) (pid \(welcome.daemonPID)) on \(socketPath), "
                     + "protocol \(welcome.version), maxPayload \(welcome.maxPayload)"

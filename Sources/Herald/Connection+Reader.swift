@@ -14,17 +14,21 @@ extension Connection {
         thread.start()
     }
 
-    /// The reader thread's loop: read whatever is there, copy the whole frames once into bytes every notification of
-    /// the read shares, and route them under one lock.
+    /// The reader thread's loop: wait for input, running meanwhile the jobs of the tasks that prefer this thread
+    /// (``ReaderExecutor``); read whatever is there; copy the whole frames once into bytes every notification of the
+    /// read shares, and route them under one lock.
     private func runReader(maxPayload: Int) {
         let scanner = FrameScanner(maxPayload: maxPayload)
         var buffer = ReceiveBuffer()
         var ending: HeraldError?
+        let owner = ObjectIdentifier(self)
+        defer { executor.detach(owner) }
         while ending == nil {
             let count: Int
             do {
-                // The socket is blocking without a receive timeout, so `.wouldBlock` does not happen; if it did,
-                // reading again is right.
+                try executor.runJobsAndWait(for: owner, socket: socket)
+                // The socket has input (or end of file, or an error), so this returns at once. It is blocking without
+                // a receive timeout, so `.wouldBlock` does not happen; if it did, waiting again is right.
                 guard let read = try socket.read(into: buffer.free).value else { continue }
                 count = read
             } catch {

@@ -19,6 +19,8 @@ final class Connection: Sendable {
     let welcome: Frame.Welcome
     let options: Herald.Options
     let noticeSender: NoticeSender
+    /// The owning ``Herald``'s executor, which the reader thread drives while it reads this connection.
+    let executor: ReaderExecutor
     let state = Mutex(ConnectionState())
     /// Given the live subscriptions when the connection is lost, for ``Herald`` to move them to a new connection;
     /// nil when streams should end with the connection.
@@ -27,8 +29,15 @@ final class Connection: Sendable {
     /// frames go out one at a time and nothing follows `BYE`.
     private let writer = Mutex(WriterState())
 
-    init(socket: consuming FileDescriptor, socketPath: String, welcome: Frame.Welcome, options: Herald.Options) {
+    init(
+        socket: consuming FileDescriptor,
+        socketPath: String,
+        welcome: Frame.Welcome,
+        options: Herald.Options,
+        executor: ReaderExecutor
+    ) {
         self.socket = socket
+        self.executor = executor
         self.socketPath = socketPath
         self.welcome = welcome
         self.options = options

@@ -39,6 +39,24 @@ public final class Herald: Sendable {
         current.withLock { $0 }.fail(HeraldError(.disconnected, "the Herald was released"), local: true)
     }
 
+    /// An executor that runs tasks on this Herald's reader thread, for consumers that want every notification at the
+    /// least cost:
+    ///
+    /// ```swift
+    /// let stream = try await herald.notifications(matching: "build.**")
+    /// Task(executorPreference: herald.taskExecutor) {
+    ///     for await notification in stream { handle(notification) }
+    /// }
+    /// ```
+    ///
+    /// A stream's consumer on the global executor is woken on another thread for each batch the reader routes to it;
+    /// a task preferring this executor runs on the reader thread itself, right after the read that fed it, so a burst
+    /// costs no thread hand-off. While such a task runs, the Herald reads nothing, which is flow control: the daemon
+    /// keeps what the consumer has not taken, within its bounds. So do not block the thread waiting for something
+    /// that only the reader can deliver (`await` is fine: it gives the thread back). Between connections, and after
+    /// the Herald closes, the tasks run on the global concurrent executor.
+    public var taskExecutor: any TaskExecutor { connection.executor }
+
     /// Connects to the session's daemon and completes the `HELLO`/`WELCOME` handshake.
     ///
     /// - Parameters:
@@ -54,7 +72,8 @@ public final class Herald: Sendable {
         options: Options = Options()
     ) async throws(HeraldError) -> Herald {
         let path = SocketPath.resolve(explicit: socketPath)
-        let connection = try Connection.open(socketPath: path, options: options)
+        let executor = ReaderExecutor()
+        let connection = try Connection.open(socketPath: path, options: options, executor: executor)
         let herald = Herald(connection: connection, path: path, options: options)
         do {
             try await herald.prepare(connection)
@@ -120,7 +139,7 @@ public final class Herald: Sendable {
     private func attemptReconnection(carrying lost: [Subscription], retryingIn delay: Duration) async -> Bool {
         let connection: Connection
         do throws(HeraldError) {
-            connection = try Connection.open(socketPath: path, options: options)
+            connection = try Connection.open(socketPath: path, options: options, executor: self.connection.executor)
             current.withLock { $0 = connection }
             try await prepare(connection)
         } catch {

@@ -1,0 +1,186 @@
+import Foundation
+import HeraldPosix
+import Synchronization
+
+/// A task executor that runs its jobs on the thread that reads a ``Herald``'s socket: ``Herald/taskExecutor``.
+///
+/// A consumer normally runs on the global concurrent executor: each batch the reader thread routes to its stream
+/// wakes a pool thread, which costs a futex wake and a context switch per batch, and puts one more runnable thread on
+/// the machine's cores. A task that prefers this executor is instead resumed on the reader thread itself, right after
+/// the read that fed it, as a single-threaded client written in C would do: one thread reads, routes and consumes.
+///
+/// How the reader thread drives it, before each read (``runJobsAndWait(for:socket:)``):
+/// 1. it runs the queued jobs; one enqueued while it runs (a consumer the read just fed) is queued, without a syscall;
+/// 2. it waits in `poll` for input on its socket and on an eventfd; a job enqueued from another thread while it waits
+///    (a timer, a task resumed elsewhere) signals the eventfd, once per wait.
+///
+/// Between connections (reconnecting), after the Herald closes, and where there is no eventfd (not Linux, or none
+/// could be made), jobs go to the global concurrent executor: a preference, not a promise.
+///
+/// A job on the reader thread holds up reading for as long as it runs, which is flow control for a consumer; but code
+/// that blocks the thread waiting for something the reader must read (a synchronous wait for a reply) would never
+/// wake. Async waits are fine: they suspend and give the thread back.
+final class ReaderExecutor: TaskExecutor, Sendable {
+    /// Who runs the jobs now.
+    enum Driver {
+        /// No reader thread, or one that cannot be woken: jobs go to the global concurrent executor.
+        case detached
+        /// The reader thread is awake and runs the queued jobs before it waits again.
+        case running
+        /// The reader waits in `poll`, on the eventfd too: a job signals it.
+        case waiting
+    }
+
+    private struct State: ~Copyable {
+        var driver = Driver.detached
+        /// The connection whose reader thread drives the executor.
+        var owner: ObjectIdentifier?
+        /// That reader thread, for ``isRunningOnReaderThread``.
+        var thread: pthread_t?
+        var jobs: [UnownedJob] = []
+        /// Whether the eventfd was signalled since the reader last drained it.
+        var isSignalled = false
+        #if os(Linux)
+        /// Lets another thread wake the reader; one per Herald, kept from one connection to the next.
+        var wakeup: EventFD?
+        #endif
+
+        /// The eventfd's descriptor, for `poll`; nil without one.
+        var wakeupDescriptor: Int32? {
+            #if os(Linux)
+            switch wakeup {
+            case .some(let wakeup): wakeup.rawValue
+            case .none: nil
+            }
+            #else
+            nil
+            #endif
+        }
+    }
+
+    private let state: Mutex<State>
+
+    init() {
+        var initial = State()
+        #if os(Linux)
+        // Without an eventfd (EMFILE) the Herald works as well, with its tasks on the global concurrent executor.
+        initial.wakeup = try? EventFD()
+        #endif
+        state = Mutex(initial)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let queued = state.withLock { state -> Bool in
+            switch state.driver {
+            case .detached:
+                return false
+            case .running:
+                state.jobs.append(unowned)
+                return true
+            case .waiting:
+                state.jobs.append(unowned)
+                #if os(Linux)
+                if !state.isSignalled {
+                    state.isSignalled = true
+                    // A non-blocking eventfd, drained once per wait, cannot reach its maximum: this does not fail.
+                    try? state.wakeup?.signal()
+                }
+                #endif
+                return true
+            }
+        }
+        if !queued {
+            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        }
+    }
+
+    /// Whether the calling code runs on the reader thread that drives this executor now (for tests).
+    var isRunningOnReaderThread: Bool {
+        state.withLock { state in
+            guard let thread = state.thread else { return false }
+            return pthread_equal(thread, pthread_self()) != 0
+        }
+    }
+
+    // MARK: The reader thread's side
+
+    /// Runs the queued jobs, then waits until the socket has input, running the jobs enqueued meanwhile; called by the
+    /// reader thread of connection `owner` before each read, which then returns at once.
+    ///
+    /// The wait is a `poll` for input, never a blocking `read`: a thread blocked in `read` on a Unix stream socket is
+    /// also woken each time the peer frees what this process wrote (the socket's write-space wake-up goes to every
+    /// waiter on it), so the reader of a connection that only posts was woken for nothing once per daemon read. `poll`
+    /// is woken for input only.
+    ///
+    /// - Throws: what `poll` threw; the reader ends as for a failed read.
+    func runJobsAndWait(for owner: ObjectIdentifier, socket: borrowing FileDescriptor) throws(SystemError) {
+        while true {
+            let step = state.withLock { state -> Step in
+                // The first reader, or the next connection's once the last one has detached.
+                if state.owner == nil, state.wakeupDescriptor != nil {
+                    state.owner = owner
+                    state.thread = pthread_self()
+                    state.driver = .running
+                }
+                // Another connection's reader drives the executor (this one is new, the other ending), or there is
+                // no eventfd: wait for input alone.
+                guard state.owner == owner, let wakeup = state.wakeupDescriptor else { return .wait(-1) }
+                if !state.jobs.isEmpty {
+                    defer { state.jobs = [] }
+                    return .run(state.jobs)
+                }
+                state.driver = .waiting
+                return .wait(wakeup)
+            }
+            switch step {
+            case .run(let jobs):
+                for job in jobs {
+                    job.runSynchronously(on: asUnownedTaskExecutor())
+                }
+                // Jobs that keep enqueuing more must not starve the socket: look at it between rounds.
+                if try socket.waitForInput(orFrom: -1, timeoutMilliseconds: 0).this { return }
+            case .wait(let wakeup):
+                let ready = try socket.waitForInput(orFrom: wakeup, timeoutMilliseconds: -1)
+                didWake(owner)
+                if ready.this { return }
+            }
+        }
+    }
+
+    private enum Step {
+        case run([UnownedJob])
+        /// Wait for input on the socket and on this descriptor, if it is not -1.
+        case wait(Int32)
+    }
+
+    /// The reader woke: jobs enqueued from here on are queued for it, and a pending wake-up is consumed.
+    private func didWake(_ owner: ObjectIdentifier) {
+        state.withLock { state in
+            guard state.owner == owner else { return }
+            state.driver = .running
+            #if os(Linux)
+            if state.isSignalled {
+                state.isSignalled = false
+                _ = try? state.wakeup?.drain()
+            }
+            #endif
+        }
+    }
+
+    /// The reader thread of `owner` ends: the jobs still queued, and every later one until another reader takes
+    /// over, go to the global concurrent executor.
+    func detach(_ owner: ObjectIdentifier) {
+        let orphans = state.withLock { state -> [UnownedJob] in
+            guard state.owner == owner else { return [] }
+            state.owner = nil
+            state.thread = nil
+            state.driver = .detached
+            defer { state.jobs = [] }
+            return state.jobs
+        }
+        for job in orphans {
+            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+        }
+    }
+}
