@@ -170,6 +170,12 @@ for rep in $(seq "$REPS"); do
         measure herald-bench "$w" timeout -k 5 $((DURATION + 45)) "$SWIFT_BIN/herald-bench" --workload "$w" \
             --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30))
     done
+    # The same consumers in plain Tasks on the global pool, for the difference Herald.taskExecutor makes.
+    for w in fanout-1 fanout-100; do
+        measure herald-bench-pool "$w" timeout -k 5 $((DURATION + 45)) "$SWIFT_BIN/herald-bench" --workload "$w" \
+            --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30)) \
+            --consumers pool --label herald-bench-pool
+    done
     stop "$HERALD_PID" "$REDIS_PID"
     forget "$HERALD_PID" "$REDIS_PID"
 done

@@ -35,6 +35,7 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
   "| latency p50 / p99 (10k msg/s, M=10) | \(f("redis"; "latency"; "lat_p50_us") | us) / \(f("redis"; "latency"; "lat_p99_us") | us) | "
     + "\(f("herald"; "latency"; "lat_p50_us") | us) / \(f("herald"; "latency"; "lat_p99_us") | us) | | "
     + "\(f("herald-bench"; "latency"; "lat_p50_us") | us) / \(f("herald-bench"; "latency"; "lat_p99_us") | us) | | 57.1 / 237 | |",
+  "| herald-bench, consumers on the global pool (`--consumers pool`): fan-out 1 / fan-out 100 | | | | \(r("herald-bench-pool"; "fanout-1") | rate) / \(r("herald-bench-pool"; "fanout-100") | rate) | | | |",
   "| broker CPU % at fan-out 100 | \(f("redis"; "fanout-100"; "broker_cpu_pct") | us) | \(f("herald"; "fanout-100"; "broker_cpu_pct") | us) | | \(f("herald-bench"; "fanout-100"; "broker_cpu_pct") | us) | | | |",
   "",
   "### Issue 6's targets",

@@ -17,6 +17,8 @@ struct BenchOptions {
     var messages: Int?
     var timeout: Double?
     var drainMilliseconds: Int
+    /// Whether each `for await` runs on its Herald's reader thread (`Herald.taskExecutor`) or on the global pool.
+    var consumersOnReaderThread: Bool
 
     static let spec = CommandSpec(
         name: "herald-bench",
@@ -24,7 +26,8 @@ struct BenchOptions {
         discussion: """
             Runs the peers' harness workload, field for field, with Herald connections on both ends: P publisher \
             connections posting with post(_:payload:), M subscriber connections with one notifications(matching:) \
-            stream per name, each consumed by its own `for await`. Prints one JSON line per workload with the \
+            stream per name, each consumed by its own `for await` (on the connection's reader thread through \
+            Herald.taskExecutor, or with --consumers pool in a plain Task). Prints one JSON line per workload with the \
             harness's fields. Needs a running heraldd. --micro measures the frame codec and the pattern matcher \
             instead, without a daemon, and prints a table.
             """,
@@ -69,6 +72,12 @@ struct BenchOptions {
                 help: "End a run after this long without a delivery once publishing is done.",
                 defaultDescription: "2000"
             ),
+            OptionSpec(
+                long: "consumers",
+                valueName: "where",
+                help: "reader: each for-await prefers its Herald's taskExecutor; pool: a plain Task.",
+                defaultDescription: "reader"
+            ),
         ]
     )
 
@@ -93,6 +102,7 @@ struct BenchOptions {
         messages = try arguments.int("messages", range: 1...Int(Int32.max))
         timeout = try arguments.double("timeout", range: 1...3600)
         drainMilliseconds = try arguments.int("drain-ms", range: 1...600_000) ?? 2000
+        consumersOnReaderThread = (try arguments.choice("consumers", of: ["reader", "pool"]) ?? "reader") == "reader"
     }
 
     /// The workload `name` as this command line shapes it.

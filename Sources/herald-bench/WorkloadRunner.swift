@@ -9,7 +9,7 @@ import Glibc
 /// 1. publishers connect (one `Herald` each);
 /// 2. subscribers connect (one `Herald` per subscriber connection) and subscribe, one
 ///    `notifications(matching:)` per name, each live once it returns (the daemon's `ACK`); each stream gets its own
-///    task doing `for await`;
+///    task doing `for await`, which prefers its Herald's reader thread (`Herald.taskExecutor`) unless told otherwise;
 /// 3. (no probes: subscriptions are acknowledged);
 /// 4. measure: publishers `post(_:payload:)` under the window, the subscriber side records every delivery.
 struct WorkloadRunner {
@@ -21,6 +21,8 @@ struct WorkloadRunner {
     let timeout: Double
     /// The subscriber side ends after this long without a delivery once the publishers have finished.
     let drainMilliseconds: Int
+    /// Whether the consuming tasks prefer their Herald's `taskExecutor`; otherwise they run on the global pool.
+    let consumersOnReaderThread: Bool
 
     private static let probeKind: UInt16 = 1
 
@@ -47,7 +49,8 @@ struct WorkloadRunner {
                 for k in 0..<workload.namesPerSubscriber {
                     let name = names[workload.topic(ofConnection: connection, k)]
                     let stream = try await herald.notifications(matching: name, bufferingPolicy: policy)
-                    let task = Task { [workload] in
+                    let executor = consumersOnReaderThread ? herald.taskExecutor : nil
+                    let task = Task(executorPreference: executor) { [workload] in
                         await Self.consume(stream, connection: connection, workload: workload, counters: counters)
                     }
                     consumers.append((connection, task))

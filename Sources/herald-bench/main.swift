@@ -37,7 +37,8 @@ case .workloads(let names):
             brokerPID: options.brokerPID,
             label: options.label,
             timeout: options.timeout ?? (workload.duration + 30),
-            drainMilliseconds: options.drainMilliseconds
+            drainMilliseconds: options.drainMilliseconds,
+            consumersOnReaderThread: options.consumersOnReaderThread
         )
         let result = await runner.run()
         allOK = allOK && result.isOK

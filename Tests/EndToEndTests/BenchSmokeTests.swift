@@ -5,11 +5,16 @@ import Testing
 /// `herald-bench` runs a tiny workload against a real heraldd and reports it in the harness's JSON shape. It checks
 /// that the tool works and accounts exactly, not how fast anything is: speed is measured by Benchmarks/compare.sh.
 @Suite struct BenchSmokeTests {
-    @Test func fanOutRunDeliversEveryMessageToEverySubscriberAndSaysOK() async throws {
+    /// With the consumers on each Herald's reader thread (the default) and in plain Tasks on the global pool.
+    @Test(arguments: ["reader", "pool"])
+    func fanOutRunDeliversEveryMessageToEverySubscriberAndSaysOK(consumers: String) async throws {
         let daemon = try await TestDaemon.start()
         let result = try await run(
             "herald-bench",
-            ["--workload", "fanout-10", "--socket", daemon.socketPath, "--messages", "300", "--duration", "5"],
+            [
+                "--workload", "fanout-10", "--socket", daemon.socketPath, "--messages", "300", "--duration", "5",
+                "--consumers", consumers,
+            ],
             timeout: .seconds(60)
         )
 
