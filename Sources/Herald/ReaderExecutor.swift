@@ -138,14 +138,18 @@ final class ReaderExecutor: TaskExecutor, Sendable {
                 for job in jobs {
                     job.runSynchronously(on: asUnownedTaskExecutor())
                 }
-                // Jobs that keep enqueuing more must not starve the socket: look at it between rounds.
-                if try socket.waitForInput(orFrom: -1, timeoutMilliseconds: 0).this { return }
+                // Jobs that enqueued more must not starve the socket: look at it before the next round.
+                if hasQueuedJobs, try socket.waitForInput(orFrom: -1, timeoutMilliseconds: 0).this { return }
             case .wait(let wakeup):
                 let ready = try socket.waitForInput(orFrom: wakeup, timeoutMilliseconds: -1)
                 didWake(owner)
                 if ready.this { return }
             }
         }
+    }
+
+    private var hasQueuedJobs: Bool {
+        state.withLock { !$0.jobs.isEmpty }
     }
 
     private enum Step {
