@@ -52,8 +52,9 @@ public struct Room {
     public enum PostOutcome: Hashable, Sendable {
         /// Added to the history and sent to every listener, with the server's date.
         case accepted(Message)
-        /// A presence announcement repeating the user's known state ("alice went away" while alice is away): another
-        /// client of the same user already said it. Nothing is sent.
+        /// A presence announcement repeating the user's known state ("alice went away" while alice is away), or one
+        /// older than the last announced: another client of the same user already said it, or said something since.
+        /// Nothing is sent.
         case duplicatePresence
     }
 
@@ -67,7 +68,8 @@ public struct Room {
     private var listeners: [ListenerID: Listener] = [:]
     private var connectionsPerName: [String: Int] = [:]
     private var history: HistoryRing<Message>
-    private var presence: [String: Presence] = [:]
+    /// Each user's presence as last announced, with the date its client gave the announcement.
+    private var presence: [String: (state: Presence, date: Date)] = [:]
     private let makeID: @Sendable () -> UUID
 
     /// Creates an empty room.
@@ -150,15 +152,18 @@ public struct Room {
     /// A `POST /chat/say` carried `message`; the server's `now` replaces its date.
     ///
     /// A presence announcement ("alice went away", a system message) that repeats the user's known state is
-    /// dropped: several clients of one user report the same transition, and the room shows it once.
+    /// dropped: several clients of one user report the same transition, and the room shows it once. So is one whose
+    /// date, as the client sent it, is older than the last announced for that user: herald-chat dates an
+    /// announcement with the session event's time, the same in every client of the session, so a client that
+    /// reports "went away" late, after another has already reported "came back", does not undo it.
     public mutating func messagePosted(_ message: Message, now: Date) -> (PostOutcome, [Action]) {
         var stamped = message
         stamped.date = now
         if stamped.isSystemMessage, let (user, state) = Presence.parse(announcement: stamped.message) {
-            if presence[user] == state {
+            if let known = presence[user], known.state == state || message.date < known.date {
                 return (.duplicatePresence, [])
             }
-            presence[user] = state
+            presence[user] = (state, message.date)
         }
         var actions: [Action] = []
         var overflowed: [ListenerID] = []

@@ -49,7 +49,9 @@ struct PresenceReporter: Sendable {
     private func follow(_ notifications: HeraldNotifications, as presence: Presence, _ tracker: Tracker) async {
         for await notification in notifications where notification.notice == nil {
             if let text = tracker.changed(to: presence, sequence: notification.sequence) {
-                await sender.say(text, system: true)
+                // Dated by heraldd's time of the session event, the same in every client of this session: the server
+                // keeps the newest announcement of each user, whichever client's arrives first.
+                await sender.say(text, system: true, date: notification.time)
             }
         }
     }

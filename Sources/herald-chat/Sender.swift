@@ -13,8 +13,11 @@ struct Sender: Sendable {
 
     /// Sends `text`, as the user or, with `system`, as a system message; a failure is shown as a notice, since a chat
     /// line that did not go through must not pass silently.
-    func say(_ text: String, system: Bool = false) async {
-        let message = Message(user: system ? nil : user, message: text)
+    ///
+    /// - Parameter date: the message's date; the server replaces it with its own, but orders presence announcements
+    ///   by it (see `Room.messagePosted`).
+    func say(_ text: String, system: Bool = false, date: Date = Date()) async {
+        let message = Message(user: system ? nil : user, message: text, date: date)
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.timeoutInterval = 10

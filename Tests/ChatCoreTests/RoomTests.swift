@@ -92,6 +92,29 @@ import Testing
         #expect(readable(post(&room, "alice", "alice came back").1).count == 1)
     }
 
+    @Test func aLatePresenceAnnouncementDoesNotUndoANewerOne() {
+        var room = Room()
+        _ = room.listenerJoined(a, name: "bob", now: now)
+        let awayAt = Date(timeIntervalSinceReferenceDate: 1000)
+        let backAt = Date(timeIntervalSinceReferenceDate: 1001)
+        func announce(_ text: String, at date: Date) -> (Room.PostOutcome, [Room.Action]) {
+            room.messagePosted(Message(user: nil, message: text, date: date), now: now)
+        }
+        // Two clients of alice report the same two session events; the second client's reports come late.
+        #expect(readable(announce("alice went away", at: awayAt).1).map(\.text) == ["* alice went away"])
+        #expect(readable(announce("alice came back", at: backAt).1).map(\.text) == ["* alice came back"])
+        #expect(announce("alice went away", at: awayAt).0 == .duplicatePresence)
+        #expect(announce("alice came back", at: backAt).0 == .duplicatePresence)
+        // A later event is announced again; the room shows each transition once.
+        let awayAgain = Date(timeIntervalSinceReferenceDate: 1002)
+        #expect(readable(announce("alice went away", at: awayAgain).1).map(\.text) == ["* alice went away"])
+        #expect(
+            room.messages.map(\.message).filter { $0.hasPrefix("alice") } == [
+                "alice went away", "alice came back", "alice went away",
+            ]
+        )
+    }
+
     @Test func historyIsARing() {
         var configuration = Room.Configuration()
         configuration.historyCapacity = 5
