@@ -11,6 +11,7 @@ extension Connection {
             runReader(maxPayload: maxPayload)
         }
         thread.name = "herald-reader"
+        executor.attach(ObjectIdentifier(self))
         thread.start()
     }
 

@@ -117,11 +117,13 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     func runJobsAndWait(for owner: ObjectIdentifier, socket: borrowing FileDescriptor) throws(SystemError) {
         while true {
             let step = state.withLock { state -> Step in
-                // The first reader, or the next connection's once the last one has detached.
+                // The next connection's reader, once the last one has detached (see ``attach(_:)``).
                 if state.owner == nil, state.wakeupDescriptor != nil {
                     state.owner = owner
-                    state.thread = pthread_self()
                     state.driver = .running
+                }
+                if state.owner == owner, state.thread == nil {
+                    state.thread = pthread_self()
                 }
                 // Another connection's reader drives the executor (this one is new, the other ending), or there is
                 // no eventfd: wait for input alone.
@@ -169,6 +171,18 @@ final class ReaderExecutor: TaskExecutor, Sendable {
                 _ = try? state.wakeup?.drain()
             }
             #endif
+        }
+    }
+
+    /// Connection `owner`'s reader thread is about to start: from now on jobs are queued for it, so a task started
+    /// as soon as the Herald is connected runs on that thread from its first job. Does nothing while another
+    /// connection's reader still drives the executor (reconnecting); the new reader then takes over once that one
+    /// has detached.
+    func attach(_ owner: ObjectIdentifier) {
+        state.withLock { state in
+            guard state.owner == nil, state.wakeupDescriptor != nil else { return }
+            state.owner = owner
+            state.driver = .running
         }
     }
 

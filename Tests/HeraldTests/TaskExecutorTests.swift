@@ -135,6 +135,25 @@ import Testing
         try await second.stop()
     }
 
+    @Test func theExecutorAndItsEventFDGoWithTheHerald() async throws {
+        try await withDaemon { daemon in
+            weak var executor: ReaderExecutor?
+            do {
+                let herald = try await connect(daemon)
+                executor = herald.connection.executor
+                let ran = await onReaderThread(of: herald) { Self.isOnReaderThread(herald) }
+                #expect(ran == true)
+                await herald.close()
+            }
+            // The reader thread lets go of the connection as it ends, just after close() returns.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while executor != nil && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(executor == nil, "the executor, and its eventfd, outlived the Herald")
+        }
+    }
+
     @Test func tasksRunOnThePoolOnceTheHeraldIsClosed() async throws {
         try await withDaemon { daemon in
             let herald = try await connect(daemon)
