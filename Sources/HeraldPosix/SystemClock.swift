@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Readings of the kernel's clocks in nanoseconds.
+/// Readings of the kernel's clocks in nanoseconds, and a sleep on the monotonic one.
 ///
 /// Named so as not to shadow the standard library's `Clock` protocol.
 public enum SystemClock {
@@ -18,6 +18,17 @@ public enum SystemClock {
     /// It never goes backwards.
     public static func monotonicNanoseconds() -> UInt64 {
         nanoseconds(CLOCK_MONOTONIC)
+    }
+
+    /// Sleeps the calling thread for at least `nanoseconds` on `CLOCK_MONOTONIC` (the kernel's timer slack, 50 µs
+    /// by default, may add to it), or less if a signal handler runs meanwhile.
+    public static func sleep(nanoseconds: UInt64) {
+        var request = timespec(
+            tv_sec: Int(nanoseconds / 1_000_000_000),
+            tv_nsec: Int(nanoseconds % 1_000_000_000)
+        )
+        // Fails only with EINTR (a handler ran: waking early is allowed) or EINVAL (a bad timespec: not these).
+        _ = clock_nanosleep(CLOCK_MONOTONIC, 0, &request, nil)
     }
 
     private static func nanoseconds(_ clock: clockid_t) -> UInt64 {

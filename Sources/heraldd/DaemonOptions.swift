@@ -14,6 +14,9 @@ struct DaemonOptions {
     /// Whether a turn's output goes out in one io_uring batch when the kernel allows it (`--no-send-batching`
     /// turns it off: then each connection gets its own send, as on a kernel without io_uring).
     var sendBatching = true
+    /// After a turn that handled at least `Daemon.framesToCoalesce` frames, how long heraldd lets input gather before
+    /// it waits for more (`--coalesce-us`); 0 turns it off.
+    var coalesceNanoseconds: UInt64 = 20_000
 
     static let version = "0.1.0"
 
@@ -81,6 +84,12 @@ struct DaemonOptions {
                 long: "no-send-batching",
                 help: "Write each connection with its own send(2), not all of a turn's in one io_uring batch."
             ),
+            OptionSpec(
+                long: "coalesce-us",
+                valueName: "microseconds",
+                help: "After a busy turn, let input gather this long before waiting for more; 0 turns it off.",
+                defaultDescription: "20"
+            ),
             OptionSpec(long: "version", help: "Show the version."),
         ]
     )
@@ -111,5 +120,6 @@ struct DaemonOptions {
         bounds.maxQueuedBytes =
             try arguments.int("max-queued-bytes", range: 65536...(1 << 40)) ?? Limits.defaultMaxQueuedBytes
         sendBatching = !arguments.flag("no-send-batching")
+        coalesceNanoseconds = UInt64(try arguments.int("coalesce-us", range: 0...1000) ?? 20) * 1000
     }
 }

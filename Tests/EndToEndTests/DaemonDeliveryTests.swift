@@ -105,17 +105,17 @@ struct DaemonDeliveryTests {
     }
 
     /// heraldd writes a turn's output to all its connections in one io_uring batch, or with one send each under
-    /// `--no-send-batching` (and on kernels without io_uring). Either way, with one subscriber that reads nothing
-    /// until the end, so that its socket fills and batched sends to it are partial or refused, every subscriber
-    /// gets every post exactly once and in order.
-    @Test(arguments: [[], ["--no-send-batching"]])
+    /// `--no-send-batching` (and on kernels without io_uring); after a busy turn it lets input gather, unless
+    /// `--coalesce-us 0`. Either way, with one subscriber that reads nothing until the end, so that its socket fills
+    /// and batched sends to it are partial or refused, every subscriber gets every post exactly once and in order.
+    @Test(arguments: [[], ["--no-send-batching"], ["--coalesce-us", "0"]])
     func everySubscriberGetsEveryPostOnceInOrderWithOrWithoutBatchedSends(_ arguments: [String]) async throws {
         // A queue large enough that nothing is dropped: this is about the writes, not the bound.
         let daemon = try await TestDaemon.start(arguments: arguments + ["--queue-bytes", "\(64 << 20)"])
         let expectedLine =
-            arguments.isEmpty
-            ? "sends: each turn's output in one io_uring batch"
-            : "sends: one send(2) per connection (--no-send-batching)"
+            arguments.contains("--no-send-batching")
+            ? "sends: one send(2) per connection (--no-send-batching)"
+            : "sends: each turn's output in one io_uring batch"
         #expect(
             daemon.process.stderrLines.contains { $0.contains(expectedLine) },
             "heraldd did not say \"\(expectedLine)\": \(daemon.process.stderr)"

@@ -12,4 +12,14 @@ import Testing
         let second = SystemClock.monotonicNanoseconds()
         #expect(second >= first)
     }
+
+    /// A lower bound only: the kernel never wakes a sleeper early (no signal handler runs here), while how late it
+    /// wakes depends on the machine's load.
+    @Test func sleepsAtLeastTheTimeAsked() {
+        for nanoseconds: UInt64 in [0, 20_000, 1_500_000] {
+            let start = SystemClock.monotonicNanoseconds()
+            SystemClock.sleep(nanoseconds: nanoseconds)
+            #expect(SystemClock.monotonicNanoseconds() - start >= nanoseconds)
+        }
+    }
 }
