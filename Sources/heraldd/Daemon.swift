@@ -28,9 +28,10 @@ struct Daemon: ~Copyable {
     static let flushBound: UInt64 = 2_000_000_000
     /// How many rounds of reads one round of writes may follow, while input keeps arriving.
     static let readRoundsPerWrite = 4
-    /// A turn that handled at least this many frames is busy: before the next wait, input may gather (see
-    /// ``waitForEvents()``). A post that arrives alone never waits.
+    /// A turn that handled at least this many frames in less than ``coalesceWithin`` nanoseconds lets input gather
+    /// before the next wait (see ``waitForEvents()``). A post that arrives alone never waits.
     static let framesToCoalesce = 8
+    static let coalesceWithin: UInt64 = 100_000
     /// How many frames a turn must have handled before it reads another round instead of writing.
     static let framesForAnotherRound = 16
     /// How long to stop accepting after running out of descriptors.
@@ -62,6 +63,8 @@ struct Daemon: ~Copyable {
     var framesThisTurn = 0
     /// The frames the last turn handled, for ``waitForEvents()``.
     var framesLastTurn = 0
+    /// When the last blocking wait for events returned, for ``waitForEvents()``.
+    var lastWokeAt: UInt64 = 0
 
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
     /// The ranges of a connection's queued output handed to one `writev`.
@@ -225,23 +228,31 @@ struct Daemon: ~Copyable {
 
     /// Waits for the next events, and returns how many are in `events`.
     ///
-    /// After a busy turn with nothing ready yet, heraldd first sleeps `--coalesce-us` (20 µs, plus the kernel's timer
-    /// slack) and only then waits, as a network card moderates its interrupts. Profiled at fan-out 1: when heraldd
-    /// keeps up, it blocks after every turn, so each post a client writes has to wake it on the other core, which
-    /// costs the writer a cross-CPU wake-up and gives heraldd turns of one or two frames. The run then settles
-    /// into a slow mode where both cost about twice as much per post: heraldd 1.04 µs and the publisher 1.28 µs,
-    /// against 0.56 and 0.88 in the fast one. While heraldd sleeps it is not on the epoll wait queue, so writes wake
-    /// nobody and gather into one read. A turn of fewer than ``framesToCoalesce`` frames (a post alone, the latency
-    /// case) waits at once.
+    /// Under load, with nothing ready yet, heraldd first sleeps `--coalesce-us` (20 µs, plus the kernel's timer
+    /// slack) and only then waits, as a network card moderates its interrupts. Under load means the last turn handled
+    /// at least ``framesToCoalesce`` frames in less than ``coalesceWithin`` (from the wait's return to its end): many
+    /// frames, in small turns.
+    ///
+    /// Why, from the profiles at fan-out 1: when heraldd keeps up, it blocks after every turn, so each post a client
+    /// writes has to wake it on the other core, which costs the writer a cross-CPU wake-up and gives heraldd small
+    /// turns. A run then settles into a slow mode in which both cost about twice as much per post (heraldd 1.04 µs
+    /// and the publisher 1.28 µs, against 0.56 and 0.88 in the fast mode), and stays there. While heraldd sleeps it is
+    /// not on the epoll wait queue, so writes wake nobody and gather into one read. A post arriving alone (the latency
+    /// case) makes a turn of one frame and is never held. At fan-out 10 turns are long (hundreds of frames, ten large
+    /// sends), and sleeping after each of them cost 3 % of the throughput, hence the time condition.
     private mutating func waitForEvents() -> Int {
         do {
-            if options.coalesceNanoseconds > 0 && framesLastTurn >= Self.framesToCoalesce {
+            if options.coalesceNanoseconds > 0 && framesLastTurn >= Self.framesToCoalesce
+                && SystemClock.monotonicNanoseconds() &- lastWokeAt < Self.coalesceWithin
+            {
                 framesLastTurn = 0
                 let ready = try epoll.wait(into: events, timeoutMilliseconds: 0)
                 if ready > 0 { return ready }
                 SystemClock.sleep(nanoseconds: options.coalesceNanoseconds)
             }
-            return try epoll.wait(into: events, timeoutMilliseconds: nextTimeout())
+            let ready = try epoll.wait(into: events, timeoutMilliseconds: nextTimeout())
+            lastWokeAt = SystemClock.monotonicNanoseconds()
+            return ready
         } catch {
             // epoll_wait fails only for a bad argument: our bug, not a condition to survive.
             fatalError("epoll_wait failed: \(error)")

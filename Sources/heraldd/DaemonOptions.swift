@@ -14,8 +14,8 @@ struct DaemonOptions {
     /// Whether a turn's output goes out in one io_uring batch when the kernel allows it (`--no-send-batching`
     /// turns it off: then each connection gets its own send, as on a kernel without io_uring).
     var sendBatching = true
-    /// After a turn that handled at least `Daemon.framesToCoalesce` frames, how long heraldd lets input gather before
-    /// it waits for more (`--coalesce-us`); 0 turns it off.
+    /// Under load (see `Daemon.waitForEvents`), how long heraldd lets input gather before it waits for more
+    /// (`--coalesce-us`); 0 turns it off.
     var coalesceNanoseconds: UInt64 = 20_000
 
     static let version = "0.1.0"
@@ -87,7 +87,7 @@ struct DaemonOptions {
             OptionSpec(
                 long: "coalesce-us",
                 valueName: "microseconds",
-                help: "After a busy turn, let input gather this long before waiting for more; 0 turns it off.",
+                help: "Under load, let input gather this long before waiting for more; 0 turns it off.",
                 defaultDescription: "20"
             ),
             OptionSpec(long: "version", help: "Show the version."),
