@@ -53,8 +53,9 @@ public final class Herald: Sendable {
     /// a task preferring this executor runs on the reader thread itself, right after the read that fed it, so a burst
     /// costs no thread hand-off. While such a task runs, the Herald reads nothing, which is flow control: the daemon
     /// keeps what the consumer has not taken, within its bounds. So do not block the thread waiting for something
-    /// that only the reader can deliver (`await` is fine: it gives the thread back). Between connections, and after
-    /// the Herald closes, the tasks run on the global concurrent executor.
+    /// that only the reader can deliver (`await` is fine: it gives the thread back). Between connections, after the
+    /// Herald closes, and where the reader cannot be woken for them (no eventfd: not Linux), the tasks run on the
+    /// global concurrent executor.
     public var taskExecutor: any TaskExecutor { connection.executor }
 
     /// Connects to the session's daemon and completes the `HELLO`/`WELCOME` handshake.
