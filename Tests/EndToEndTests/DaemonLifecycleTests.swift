@@ -24,11 +24,7 @@ struct DaemonLifecycleTests {
         #expect(FileManager.default.fileExists(atPath: directory.file("socket")))
         // A process another test is spawning right now holds a copy of every descriptor, the listener included,
         // until it execs: the socket is dead once no copy is left, which takes at most that long.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while UnixSocket.isAlive(path: directory.file("socket")) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        #expect(!UnixSocket.isAlive(path: directory.file("socket")))
+        #expect(try await eventually { !UnixSocket.isAlive(path: directory.file("socket")) })
         let daemon = try await TestDaemon.start(directory: directory)
         let client = try WireClient.ready(socketPath: daemon.socketPath)
         try client.post("fresh.start")

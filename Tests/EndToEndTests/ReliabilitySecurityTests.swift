@@ -111,13 +111,11 @@ struct ReliabilitySecurityTests {
 
     /// Connects and completes the handshake, retrying while the daemon still counts a closing connection.
     private func eventuallyConnects(_ path: String) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
+        try await eventually {
             let client = try WireClient(socketPath: path)
             try client.send(.hello(.init(client: "retry")))
             if case .welcome? = try client.receive() { return true }
-            try await Task.sleep(for: .milliseconds(20))
+            return false
         }
-        return false
     }
 }

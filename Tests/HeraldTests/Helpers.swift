@@ -74,19 +74,6 @@ func collect(
     }
 }
 
-/// Waits until `condition` holds, checking every 10 ms, for at most `timeout`.
-func eventually(
-    timeout: Duration = .seconds(10),
-    _ condition: () async throws -> Bool
-) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    return try await condition()
-}
-
 /// Runs `body`, which must throw a `HeraldError`, and returns it.
 func heraldError(_ body: () async throws -> Void) async -> HeraldError? {
     do {

@@ -16,11 +16,7 @@ import Testing
 
         /// The result, waiting for it at most `timeout`; nil if it did not come.
         func wait(timeout: Duration = .seconds(20)) async -> Value? {
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                if let value = value.withLock({ $0 }) { return value }
-                try? await Task.sleep(for: .milliseconds(5))
-            }
+            _ = try? await eventually(timeout: timeout) { value.withLock { $0 } != nil }
             return value.withLock { $0 }
         }
     }
@@ -146,11 +142,7 @@ import Testing
                 await herald.close()
             }
             // The reader thread lets go of the connection as it ends, just after close() returns.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while executor != nil && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            #expect(executor == nil, "the executor, and its eventfd, outlived the Herald")
+            #expect(try await eventually { executor == nil }, "the executor, and its eventfd, outlived the Herald")
         }
     }
 
