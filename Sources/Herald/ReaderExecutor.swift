@@ -21,20 +21,13 @@ import Synchronization
 /// that blocks the thread waiting for something the reader must read (a synchronous wait for a reply) would never
 /// wake. Async waits are fine: they suspend and give the thread back.
 final class ReaderExecutor: TaskExecutor, Sendable {
-    /// Who runs the jobs now.
-    enum Driver {
-        /// No reader thread, or one that cannot be woken: jobs go to the global concurrent executor.
-        case detached
-        /// The reader thread is awake and runs the queued jobs before it waits again.
-        case running
-        /// The reader waits in `poll`, on the eventfd too: a job signals it.
-        case waiting
-    }
-
     private struct State: ~Copyable {
-        var driver = Driver.detached
-        /// The connection whose reader thread drives the executor.
+        /// The connection whose reader thread drives the executor; nil when none does (or none can be woken), and
+        /// jobs go to the global concurrent executor.
         var owner: ObjectIdentifier?
+        /// Whether that reader waits in `poll`, on the eventfd too, so a job must signal it; otherwise it is awake
+        /// and runs the queued jobs before it waits again.
+        var isWaiting = false
         /// That reader thread, for ``isRunningOnReaderThread``.
         var thread: pthread_t?
         var jobs: [UnownedJob] = []
@@ -56,6 +49,14 @@ final class ReaderExecutor: TaskExecutor, Sendable {
             nil
             #endif
         }
+
+        /// Makes connection `owner`'s reader the driver, awake, if no reader drives the executor and one can be
+        /// woken.
+        mutating func claim(for owner: ObjectIdentifier) {
+            guard self.owner == nil, wakeupDescriptor != nil else { return }
+            self.owner = owner
+            isWaiting = false
+        }
     }
 
     private let state: Mutex<State>
@@ -72,23 +73,16 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
         let queued = state.withLock { state -> Bool in
-            switch state.driver {
-            case .detached:
-                return false
-            case .running:
-                state.jobs.append(unowned)
-                return true
-            case .waiting:
-                state.jobs.append(unowned)
-                #if os(Linux)
-                if !state.isSignalled {
-                    state.isSignalled = true
-                    // A non-blocking eventfd, drained once per wait, cannot reach its maximum: this does not fail.
-                    try? state.wakeup?.signal()
-                }
-                #endif
-                return true
+            guard state.owner != nil else { return false }
+            state.jobs.append(unowned)
+            #if os(Linux)
+            if state.isWaiting && !state.isSignalled {
+                state.isSignalled = true
+                // A non-blocking eventfd, drained once per wait, cannot reach its maximum: this does not fail.
+                try? state.wakeup?.signal()
             }
+            #endif
+            return true
         }
         if !queued {
             globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
@@ -118,10 +112,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         while true {
             let step = state.withLock { state -> Step in
                 // The next connection's reader, once the last one has detached (see ``attach(_:)``).
-                if state.owner == nil, state.wakeupDescriptor != nil {
-                    state.owner = owner
-                    state.driver = .running
-                }
+                state.claim(for: owner)
                 if state.owner == owner, state.thread == nil {
                     state.thread = pthread_self()
                 }
@@ -132,7 +123,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
                     defer { state.jobs = [] }
                     return .run(state.jobs)
                 }
-                state.driver = .waiting
+                state.isWaiting = true
                 return .wait(wakeup)
             }
             switch step {
@@ -164,7 +155,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     private func didWake(_ owner: ObjectIdentifier) {
         state.withLock { state in
             guard state.owner == owner else { return }
-            state.driver = .running
+            state.isWaiting = false
             #if os(Linux)
             if state.isSignalled {
                 state.isSignalled = false
@@ -179,11 +170,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     /// connection's reader still drives the executor (reconnecting); the new reader then takes over once that one
     /// has detached.
     func attach(_ owner: ObjectIdentifier) {
-        state.withLock { state in
-            guard state.owner == nil, state.wakeupDescriptor != nil else { return }
-            state.owner = owner
-            state.driver = .running
-        }
+        state.withLock { $0.claim(for: owner) }
     }
 
     /// The reader thread of `owner` ends: the jobs still queued, and every later one until another reader takes
@@ -193,7 +180,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
             guard state.owner == owner else { return [] }
             state.owner = nil
             state.thread = nil
-            state.driver = .detached
+            state.isWaiting = false
             defer { state.jobs = [] }
             return state.jobs
         }
