@@ -28,8 +28,9 @@ struct Daemon: ~Copyable {
     static let flushBound: UInt64 = 2_000_000_000
     /// How many rounds of reads one round of writes may follow, while input keeps arriving.
     static let readRoundsPerWrite = 4
-    /// A turn that handled at least this many frames in less than ``coalesceWithin`` nanoseconds lets input gather
-    /// before the next wait (see ``waitForEvents()``). A post that arrives alone never waits.
+    /// A turn that handled at least this many frames, ending less than ``coalesceWithin`` nanoseconds after the last
+    /// blocking wait returned, lets input gather before the next wait (see ``waitForEvents()``). A post that arrives
+    /// alone never waits.
     static let framesToCoalesce = 8
     static let coalesceWithin: UInt64 = 100_000
     /// How many frames a turn must have handled before it reads another round instead of writing.
@@ -63,7 +64,7 @@ struct Daemon: ~Copyable {
     var framesThisTurn = 0
     /// The frames the last turn handled, for ``waitForEvents()``.
     var framesLastTurn = 0
-    /// When the last blocking wait for events returned, for ``waitForEvents()``.
+    /// When the last blocking wait for events returned (not a check that did not block), for ``waitForEvents()``.
     var lastWokeAt: UInt64 = 0
 
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
@@ -230,8 +231,9 @@ struct Daemon: ~Copyable {
     ///
     /// Under load, with nothing ready yet, heraldd first sleeps `--coalesce-us` (20 µs, plus the kernel's timer
     /// slack) and only then waits, as a network card moderates its interrupts. Under load means the last turn handled
-    /// at least ``framesToCoalesce`` frames in less than ``coalesceWithin`` (from the wait's return to its end): many
-    /// frames, in small turns.
+    /// at least ``framesToCoalesce`` frames and ended less than ``coalesceWithin`` after heraldd last returned from a
+    /// blocking wait: many frames, in small turns, between sleeps. (Turns that follow one another without blocking
+    /// need no moderation: nobody is woken.)
     ///
     /// Why, from the profiles at fan-out 1: when heraldd keeps up, it blocks after every turn, so each post a client
     /// writes has to wake it on the other core, which costs the writer a cross-CPU wake-up and gives heraldd small
@@ -245,7 +247,6 @@ struct Daemon: ~Copyable {
             if options.coalesceNanoseconds > 0 && framesLastTurn >= Self.framesToCoalesce
                 && SystemClock.monotonicNanoseconds() &- lastWokeAt < Self.coalesceWithin
             {
-                framesLastTurn = 0
                 let ready = try epoll.wait(into: events, timeoutMilliseconds: 0)
                 if ready > 0 { return ready }
                 SystemClock.sleep(nanoseconds: options.coalesceNanoseconds)
