@@ -1,12 +1,12 @@
 extension Broker {
     /// Whether anything is queued for the connection.
-    @inlinable
+    @inlinable @inline(__always)
     public func hasOutput(_ id: ConnectionID) -> Bool {
         !mailboxes[id.rawValue].queue.isEmpty
     }
 
     /// Whether the connection is closing (after an error or `BYE`).
-    @inlinable
+    @inlinable @inline(__always)
     public func isClosing(_ id: ConnectionID) -> Bool {
         mailboxes[id.rawValue].phase == .closing
     }

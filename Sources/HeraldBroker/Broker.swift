@@ -203,8 +203,9 @@ public struct Broker {
     /// unanswered control frames are over the queue bound (back-pressure on a client that does not
     /// read), and while the daemon as a whole is over `maxQueuedBytes`.
     // Inlinable, like the other queries the daemon asks per frame: a call into another module on the daemon's
-    // `broker` property would copy the whole broker (a retain and release of each of its fields) to pass it.
-    @inlinable
+    // `broker` property would copy the whole broker to pass it. And always inlined: left to itself the compiler
+    // called it from some of the daemon's functions, each call with a 321-byte copy of the broker (callgrind).
+    @inlinable @inline(__always)
     public func wantsInput(_ id: ConnectionID) -> Bool {
         let phase = mailboxes[id.rawValue].phase
         return phase != .closed && phase != .closing && !mailboxes[id.rawValue].queue.isOverControlLimit

@@ -3,12 +3,13 @@
 ///
 /// The capacity is a power of two, so a position wraps with a mask rather than a division (`%` was
 /// ~25 instructions of every append and removal in the daemon's profile).
+@usableFromInline
 struct Deque<Element> {
     private var storage: [Element?] = []
     private var head = 0
-    private(set) var count = 0
+    @usableFromInline private(set) var count = 0
 
-    var isEmpty: Bool { count == 0 }
+    @inlinable var isEmpty: Bool { count == 0 }
 
     var first: Element? { count == 0 ? nil : storage[head] }
 

@@ -20,6 +20,7 @@ public import HeraldWire
 /// queue's memory stays under about three times its bound, and each byte is copied a bounded number
 /// of times however long a subscriber stays stopped.
 public struct OutboundQueue {
+    @usableFromInline
     struct Entry {
         /// Where the frame's bytes start in `storage` (or the arena).
         var start: Int
@@ -44,7 +45,7 @@ public struct OutboundQueue {
     private let accounting: OutputAccounting?
     /// The broker's arena, where a turn's live posts are encoded once for every queue.
     private let arena: FrameArena?
-    private var entries = Deque<Entry>()
+    @usableFromInline var entries = Deque<Entry>()
     private var storage: OutputStorage?
     /// Where the next frame's bytes go in `storage`.
     private var tail = 0
@@ -57,7 +58,7 @@ public struct OutboundQueue {
     /// Bytes of queued frames that are still in the arena.
     public private(set) var arenaBytes = 0
     /// Drops not yet turned into a queued notice.
-    private var owedNotice: Frame.Dropped?
+    @usableFromInline var owedNotice: Frame.Dropped?
     /// The counts of the queued notice that has not started, if there is one.
     private var openNotice: Frame.Dropped?
     /// What to do when a live frame does not fit.
@@ -76,7 +77,9 @@ public struct OutboundQueue {
         self.arena = arena
     }
 
-    /// Whether nothing is waiting to be written.
+    /// Whether nothing is waiting to be written. Inlinable, as the daemon asks it of every connection it writes:
+    /// called across the module boundary, it cost a copy of the whole queue (~100 instructions).
+    @inlinable
     public var isEmpty: Bool { entries.isEmpty && owedNotice == nil }
 
     /// Whether the queued control frames alone exceed the bound, so the connection's requests should not

@@ -34,6 +34,7 @@ public struct FrameDecoder: Sendable {
     }
 
     /// Bytes received but not yet returned as frames.
+    @inlinable
     public var bufferedByteCount: Int { buffer.count - start }
 
     /// Adds received bytes.

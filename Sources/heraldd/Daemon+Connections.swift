@@ -216,15 +216,17 @@ extension Daemon {
     mutating func finishFlush(_ fd: Int32) {
         guard let channel = channels[Int(fd)] else { return }
         let id = ConnectionID(Int(fd))
-        if broker.isClosing(id) && !broker.hasOutput(id) {
+        let hasOutput = broker.hasOutput(id)
+        if !hasOutput && broker.isClosing(id) {
             closeChannel(fd, reason: "closed after its last frame")
             return
         }
-        if broker.wantsInput(id) && decoders[Int(fd)].bufferedByteCount > 0 && !channel.interest.contains(.readable) {
+        let wantsInput = broker.wantsInput(id)
+        if wantsInput && decoders[Int(fd)].bufferedByteCount > 0 && !channel.interest.contains(.readable) {
             // Reading was paused with frames still buffered: resume them before new input.
             processFrames(fd)
         } else {
-            updateInterest(fd)
+            setInterest(of: channel, fd, readable: wantsInput, writable: hasOutput)
         }
     }
 
@@ -233,9 +235,14 @@ extension Daemon {
     mutating func updateInterest(_ fd: Int32) {
         guard let channel = channels[Int(fd)] else { return }
         let id = ConnectionID(Int(fd))
+        setInterest(of: channel, fd, readable: broker.wantsInput(id), writable: broker.hasOutput(id))
+    }
+
+    /// ``updateInterest(_:)`` for a channel already looked up, with what the broker said.
+    private mutating func setInterest(of channel: Channel, _ fd: Int32, readable: Bool, writable: Bool) {
         var wanted: Epoll.Events = []
-        if broker.wantsInput(id) { wanted.insert(.readable) }
-        if broker.hasOutput(id) { wanted.insert(.writable) }
+        if readable { wanted.insert(.readable) }
+        if writable { wanted.insert(.writable) }
         guard wanted != channel.interest else { return }
         do {
             try epoll.modify(fd, events: wanted, data: UInt64(fd))
