@@ -67,7 +67,7 @@ public final class HTTPServer {
 
     let configuration: Configuration
     let listener: FileDescriptor
-    let epoll: Epoll
+    var epoll: Epoll
     let signals: SignalFD
     var connections: [UInt64: Connection] = [:]
     /// Connections with output queued since they were last flushed.

@@ -17,18 +17,20 @@ public struct Epoll: ~Copyable, Sendable {
             self.rawValue = rawValue
         }
 
+        // Computed, not `static let`: a stored static is initialised lazily, so every use from another module
+        // went through `swift_once` (heraldd asks for these several times per connection per turn).
         /// `EPOLLIN`: data to read, a connection to accept, or end of file.
-        public static let readable = Events(rawValue: HERALD_EPOLLIN)
+        public static var readable: Events { Events(rawValue: HERALD_EPOLLIN) }
         /// `EPOLLOUT`: room to write.
-        public static let writable = Events(rawValue: HERALD_EPOLLOUT)
+        public static var writable: Events { Events(rawValue: HERALD_EPOLLOUT) }
         /// `EPOLLERR`: an error is pending; always reported, need not be asked for.
-        public static let error = Events(rawValue: HERALD_EPOLLERR)
+        public static var error: Events { Events(rawValue: HERALD_EPOLLERR) }
         /// `EPOLLHUP`: both directions are closed; always reported, need not be asked for.
-        public static let hangup = Events(rawValue: HERALD_EPOLLHUP)
+        public static var hangup: Events { Events(rawValue: HERALD_EPOLLHUP) }
         /// `EPOLLRDHUP`: the peer shut down its writing side (we will read end of file).
-        public static let readHangup = Events(rawValue: HERALD_EPOLLRDHUP)
+        public static var readHangup: Events { Events(rawValue: HERALD_EPOLLRDHUP) }
         /// `EPOLLET`: edge-triggered, reported once per change instead of while the condition holds.
-        public static let edgeTriggered = Events(rawValue: HERALD_EPOLLET)
+        public static var edgeTriggered: Events { Events(rawValue: HERALD_EPOLLET) }
     }
 
     /// One readiness report from ``wait(into:timeoutMilliseconds:)``.
@@ -46,6 +48,10 @@ public struct Epoll: ~Copyable, Sendable {
     }
 
     private let descriptor: FileDescriptor
+    /// Where `epoll_wait` puts its reports, made once: a temporary of this size per wait is a heap allocation
+    /// (it is over the stack's 1 KiB allowance), ~350 instructions of every turn of heraldd's loop. Only
+    /// ``wait(into:timeoutMilliseconds:)`` uses it, and that is `mutating`: never two waits at once.
+    private nonisolated(unsafe) let reports: UnsafeMutableBufferPointer<herald_epoll_event>
 
     /// The epoll descriptor, for registering this instance inside another one.
     public var rawValue: Int32 {
@@ -57,7 +63,15 @@ public struct Epoll: ~Copyable, Sendable {
     /// - Throws: ``SystemError``, e.g. EMFILE.
     public init() throws(SystemError) {
         descriptor = FileDescriptor(owning: try completedSyscall("create an epoll instance") { herald_epoll_create() })
+        reports = .allocate(capacity: Self.maxReports)
     }
+
+    deinit {
+        reports.deallocate()
+    }
+
+    /// The most events one ``wait(into:timeoutMilliseconds:)`` reports.
+    static let maxReports = 1024
 
     /// Starts watching `fd`.
     ///
@@ -98,29 +112,26 @@ public struct Epoll: ~Copyable, Sendable {
     /// - Returns: how many events were stored at the start of `buffer`; 0 on timeout or when a signal interrupted the
     ///   wait, so the loop can check its state and wait again.
     /// - Throws: ``SystemError`` (in practice only for a bad argument).
-    public func wait(
+    public mutating func wait(
         into buffer: UnsafeMutableBufferPointer<Event>,
         timeoutMilliseconds: Int32
     ) throws(SystemError) -> Int {
         precondition(!buffer.isEmpty, "Epoll.wait needs room for at least one event")
-        let capacity = min(buffer.count, 1024)
-        return try withUnsafeTemporaryAllocation(of: herald_epoll_event.self, capacity: capacity) {
-            (raw) throws(SystemError) -> Int in
-            let result = herald_epoll_wait(descriptor.rawValue, raw.baseAddress, Int32(capacity), timeoutMilliseconds)
-            if result == -1 {
-                // Not retried: the timeout would restart from the beginning. The caller's loop waits again.
-                if Errno.current == .interrupted {
-                    return 0
-                }
-                // Hand the failure to the shared policy (EBADF traps, the rest throw); errno is still epoll_wait's.
-                _ = try completedSyscall("wait on epoll instance \(descriptor.rawValue)") { result }
+        let capacity = min(buffer.count, Self.maxReports)
+        let result = herald_epoll_wait(descriptor.rawValue, reports.baseAddress, Int32(capacity), timeoutMilliseconds)
+        if result == -1 {
+            // Not retried: the timeout would restart from the beginning. The caller's loop waits again.
+            if Errno.current == .interrupted {
+                return 0
             }
-            let count = Int(result)
-            for index in 0..<count {
-                buffer[index] = Event(events: Events(rawValue: raw[index].events), data: raw[index].data)
-            }
-            return count
+            // Hand the failure to the shared policy (EBADF traps, the rest throw); errno is still epoll_wait's.
+            _ = try completedSyscall("wait on epoll instance \(descriptor.rawValue)") { result }
         }
+        let count = Int(result)
+        for index in 0..<count {
+            buffer[index] = Event(events: Events(rawValue: reports[index].events), data: reports[index].data)
+        }
+        return count
     }
 }
 #endif

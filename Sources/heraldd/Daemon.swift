@@ -41,7 +41,7 @@ struct Daemon: ~Copyable {
     let options: DaemonOptions
     let logger: Logger
     var broker: Broker
-    let epoll: Epoll
+    var epoll: Epoll
     let signals: SignalFD
     let lock: LockFile
     /// Whether systemd bound the listening socket (socket activation): then its path is systemd's to remove.

@@ -23,7 +23,7 @@ import Testing
 
     /// Accepts on a non-blocking listener, waiting up to 5 s with epoll.
     private func accept(_ listener: borrowing FileDescriptor) throws -> FileDescriptor {
-        let epoll = try Epoll()
+        var epoll = try Epoll()
         try epoll.add(listener.rawValue, events: .readable, data: 0)
         var events = [Epoll.Event](repeating: Epoll.Event(), count: 1)
         let ready = try events.withUnsafeMutableBufferPointer { try epoll.wait(into: $0, timeoutMilliseconds: 5_000) }
