@@ -2,6 +2,7 @@ import HeraldWire
 
 extension Broker {
     /// A will waiting for its grace period to pass.
+    @usableFromInline
     struct PendingWill {
         let due: UInt64
         let will: Frame.Will
@@ -12,6 +13,11 @@ extension Broker {
         let due = monotonicNow + UInt64(will.delayMilliseconds) * 1_000_000
         pendingWills.append(PendingWill(due: due, will: will, sender: sender))
     }
+
+    /// Whether any will waits for its grace period. The owner asks every turn, so it is inlined: a call on the
+    /// owner's `broker` property would copy the whole broker to pass it.
+    @inlinable @inline(__always)
+    public var hasPendingWills: Bool { !pendingWills.isEmpty }
 
     /// When the next will is due, on the owner's monotonic clock, or nil when none is pending.
     public var nextWillDeadline: UInt64? {

@@ -106,7 +106,7 @@ public struct Broker {
     var arenaHolders: [ConnectionID] = []
     /// Whether the daemon is over `maxQueuedBytes` and so reads no connection.
     public private(set) var isOverGlobalBound = false
-    var pendingWills: [PendingWill] = []
+    @usableFromInline var pendingWills: [PendingWill] = []
     var isShuttingDown = false
 
     /// Creates a broker with no connections.

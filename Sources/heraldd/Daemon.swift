@@ -262,7 +262,7 @@ struct Daemon: ~Copyable {
 
     private func nextTimeout() -> Int32 {
         if shutdownDeadline != nil || acceptResumesAt != nil || !closing.isEmpty { return 100 }
-        if let due = broker.nextWillDeadline {
+        if broker.hasPendingWills, let due = broker.nextWillDeadline {
             let now = SystemClock.monotonicNanoseconds()
             // Round up, so the wake-up is never early and the loop does not spin on a 0 ms wait.
             return due <= now ? 0 : Int32(clamping: (due - now + 999_999) / 1_000_000)
@@ -347,6 +347,8 @@ struct Daemon: ~Copyable {
     }
 
     private mutating func checkDeadlines() {
+        // Most turns have nothing due: no clock read then.
+        guard broker.hasPendingWills || acceptResumesAt != nil || !closing.isEmpty else { return }
         let now = SystemClock.monotonicNanoseconds()
         let posted = broker.postDueWills(monotonicNow: now, realtimeNow: SystemClock.realtimeNanoseconds())
         if posted > 0 { logger.info("posted \(posted) will\(posted == 1 ? "" : "s")") }
