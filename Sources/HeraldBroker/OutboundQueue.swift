@@ -21,7 +21,7 @@ public import HeraldWire
 /// of times however long a subscriber stays stopped.
 public struct OutboundQueue {
     @usableFromInline
-    struct Entry {
+    struct Entry: BitwiseCopyable {
         /// Where the frame's bytes start in `storage` (or the arena).
         var start: Int
         /// The frames' size, headers included.
