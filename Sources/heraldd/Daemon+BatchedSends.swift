@@ -38,7 +38,7 @@ struct BatchWriter: ~Copyable {
         case full
         /// Everything offered was taken: the queue may hold more, which its own sends write now.
         case wroteAll
-        /// The send failed: the connection closes (``SendBatch/result(at:)`` says why).
+        /// The send failed: the connection closes.
         case failed
     }
 
@@ -147,6 +147,8 @@ extension Daemon {
             logger.error("\(error); sending to each connection with its own send(2) from now on")
             submitted = false
         }
+        // Why each failed send failed, for its close; empty (and so never allocated) in the common case.
+        var failures: [Int32: SystemError] = [:]
         // Accounting first, for all of them.
         for index in 0..<writer.sendCount {
             let send = writer.sends[index]
@@ -160,8 +162,12 @@ extension Daemon {
                 }
             } catch {
                 // Not sent at all when the batch was not submitted: its own sends take it from the start.
-                let canceled = !submitted && error.errno == Errno(rawValue: ECANCELED)
-                writer.sends[index].outcome = canceled ? .wroteAll : .failed
+                if !submitted && error.errno == Errno(rawValue: ECANCELED) {
+                    writer.sends[index].outcome = .wroteAll
+                } else {
+                    writer.sends[index].outcome = .failed
+                    failures[send.fd] = error
+                }
             }
         }
         // Then what each outcome asks for.
@@ -174,14 +180,7 @@ extension Daemon {
                 // More may be queued than one send offers; usually not, and then only the follow-up is left.
                 if broker.hasOutput(ConnectionID(Int(send.fd))) { flush(send.fd) } else { finishFlush(send.fd) }
             case .failed:
-                let reason: String
-                do {
-                    _ = try writer.batch.result(at: index)
-                    reason = "write failed"
-                } catch {
-                    reason = "write failed: \(error)"
-                }
-                closeChannel(send.fd, reason: reason)
+                closeChannel(send.fd, reason: "write failed: \(failures[send.fd]!)")
             }
         }
         for index in 0..<writer.idleCount { finishFlush(writer.idle[index]) }
