@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # compare.sh - heraldd beside Redis, measured by the same C client (shared/bench/peers), plus the whole Swift
-# stack (herald-bench), the socketpair ceiling (uds_limit) and the idle-connection memory check. Prints a
-# markdown table of medians with the ratios against issue 6's targets.
+# stack (herald-bench), the socketpair ceiling (uds_limit), the one-hop reference (relay_limit: the least a
+# broker in C can do per post, under the same client) and the idle-connection memory check. Prints a markdown
+# table of medians with the ratios against issue 6's targets.
 #
-#   Benchmarks/compare.sh                  3 rounds, about 5 minutes on 2 quiet cores
+#   Benchmarks/compare.sh                  3 rounds, about 6 minutes on 2 quiet cores
 #   REPS=1 DURATION=1 Benchmarks/compare.sh   a quicker look
 #
 # Env: REPS=3 rounds; DURATION=2 s per throughput run; IDLE_CONNS=10000 (0 skips the memory check);
@@ -56,6 +57,13 @@ start_heraldd() { # start_heraldd DIR [ARGS...]: sets HERALD_PID, HERALD_SOCK
     PIDS+=("$HERALD_PID")
     wait_for "[ -S $HERALD_SOCK ]"
 }
+start_relay() { # the one-hop reference speaks wire.md, so the harness measures it through peer_herald.c
+    RELAY_SOCK=$TMP/relay$rep.sock
+    "$BUILD/relay_limit" "$RELAY_SOCK" 2>>"$TMP/relay.log" &
+    RELAY_PID=$!
+    PIDS+=("$RELAY_PID")
+    wait_for "[ -S $RELAY_SOCK ]"
+}
 start_redis() {
     REDIS_SOCK=$TMP/redis.sock
     redis-server --port 0 --unixsocket "$REDIS_SOCK" --unixsocketperm 700 --save '' --appendonly no \
@@ -89,11 +97,12 @@ emit() { # adds the round and the noise verdict, appends to $OUT
     jq -c --argjson run "$rep" --argjson np "$NOISE_PCT" \
         '. + {run: $run, noisy: ((.other_cpu_pct // 0) + (.steal_pct // 0) > $np)}' | tee -a "$OUT" >&2
 }
-measure() { # measure LABEL WORKLOAD CMD...: one bounded run, its JSON line(s) kept
+measure() { # measure LABEL WORKLOAD CMD...: one bounded run, its JSON line(s) kept, as LABEL's when RELABEL=1
     local label=$1 w=$2 out; shift 2
     wait_quiet
     out=$("$@" 2>>"$TMP/runs.log")
-    if [ -n "$out" ]; then echo "$out" | emit
+    if [ -n "$out" ] && [ "${RELABEL:-0}" = 1 ]; then echo "$out" | jq -c --arg p "$label" '.peer = $p' | emit
+    elif [ -n "$out" ]; then echo "$out" | emit
     else printf '{"peer":"%s","workload":"%s","ok":false,"error":"no result"}\n' "$label" "$w" | emit; fi
 }
 
@@ -107,9 +116,11 @@ workload_args() { # the harness's table (shared/bench/peers/run.sh)
     named) echo "--subscribers 100 --names 1000 --names-per-sub 10 --messages $n --duration $DURATION" ;;
     esac
 }
-c_bench() { # c_bench PEER ADDR PID WORKLOAD
+c_bench() { # c_bench PEER ADDR PID WORKLOAD [LABEL]: the harness's client for PEER, its results kept as LABEL's
+    local RELABEL=0 label=$1
+    [ $# -ge 5 ] && { RELABEL=1 label=$5; }
     # shellcheck disable=SC2046
-    measure "$1" "$4" timeout -k 5 $((DURATION + 45)) "$BUILD/bench" --peer "$1" --addr "$2" --broker-pid "$3" \
+    measure "$label" "$4" timeout -k 5 $((DURATION + 45)) "$BUILD/bench" --peer "$1" --addr "$2" --broker-pid "$3" \
         --workload "$4" --timeout $((DURATION + 30)) $(workload_args "$4")
 }
 
@@ -148,6 +159,7 @@ for product in heraldd herald-bench; do
 done
 make -s -C "$PEERS_DIR" OUT="$BUILD" EXTRA_ADAPTER="$ROOT/Benchmarks/peer_herald.c" || exit 1
 gcc -O2 -Wall -Wextra -o "$BUILD/idle_conns" "$ROOT/Benchmarks/idle_conns.c" || exit 1
+gcc -O2 -Wall -Wextra -o "$BUILD/relay_limit" "$ROOT/Benchmarks/relay_limit.c" || exit 1
 ulimit -n "$(ulimit -Hn)" # 10,000 idle connections: the daemon and the holder each need that many descriptors
 [ "$(ulimit -n)" -gt $((IDLE_CONNS + 64)) ] || { log "ulimit -n $(ulimit -n) is too low for $IDLE_CONNS connections"; IDLE_CONNS=0; }
 
@@ -158,12 +170,16 @@ for rep in $(seq "$REPS"); do
     log "round $rep of $REPS"
     start_heraldd "$TMP/herald$rep" || { log "heraldd did not start"; cat "$TMP/heraldd.log" >&2; exit 1; }
     start_redis || { log "redis did not start"; cat "$TMP/redis.log" >&2; exit 1; }
+    start_relay || { log "relay_limit did not start"; cat "$TMP/relay.log" >&2; exit 1; }
     measure uds_limit fanout timeout 60 "$BUILD/uds_limit" --duration 1 --only fanout
     for w in $WORKLOADS; do
-        if (( rep % 2 )); then order="redis herald"; else order="herald redis"; fi
+        if (( rep % 2 )); then order="redis herald relay"; else order="relay herald redis"; fi
         for peer in $order; do
-            if [ "$peer" = redis ]; then c_bench redis "$REDIS_SOCK" "$REDIS_PID" "$w"
-            else c_bench herald "$HERALD_SOCK" "$HERALD_PID" "$w"; fi
+            case $peer in
+            redis) c_bench redis "$REDIS_SOCK" "$REDIS_PID" "$w" ;;
+            herald) c_bench herald "$HERALD_SOCK" "$HERALD_PID" "$w" ;;
+            relay) c_bench herald "$RELAY_SOCK" "$RELAY_PID" "$w" relay_limit ;;
+            esac
         done
     done
     for w in $WORKLOADS; do
@@ -176,8 +192,8 @@ for rep in $(seq "$REPS"); do
             --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30)) \
             --consumers pool --label herald-bench-pool
     done
-    stop "$HERALD_PID" "$REDIS_PID"
-    forget "$HERALD_PID" "$REDIS_PID"
+    stop "$HERALD_PID" "$REDIS_PID" "$RELAY_PID"
+    forget "$HERALD_PID" "$REDIS_PID" "$RELAY_PID"
 done
 if [ "$IDLE_CONNS" -gt 0 ]; then
     rep=0

@@ -26,17 +26,19 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
   ["fanout-1", "fanout-10", "fanout-100", "named"] as $tput
 | "### Medians (deliveries/s; latency in µs)",
   "",
-  "| workload | Redis, C client | heraldd, C client | heraldd / Redis | herald-bench (Swift both ends) | herald-bench / Redis | ZeroMQ brokerless (issue) | uds_limit 1 write/msg |",
-  "|---|---|---|---|---|---|---|---|",
+  "| workload | Redis, C client | heraldd, C client | heraldd / Redis | herald-bench (Swift both ends) | herald-bench / Redis | ZeroMQ brokerless (issue) | uds_limit 1 write/msg | one-hop reference (relay_limit), C client | heraldd / relay_limit |",
+  "|---|---|---|---|---|---|---|---|---|---|",
   ($tput[] as $w
    | "| \($w) | \(r("redis"; $w) | rate) | \(r("herald"; $w) | rate) | \(div(r("herald"; $w); r("redis"; $w)) | x) | "
      + "\(r("herald-bench"; $w) | rate) | \(div(r("herald-bench"; $w); r("redis"; $w)) | x) | \(zmq[$w] | rate) | "
-     + "\(if $w == "fanout-1" then uds(1; 1) elif $w == "fanout-10" then uds(10; 1) elif $w == "fanout-100" then uds(100; 1) else null end | if . == null then "-" else rate end) |"),
+     + "\(if $w == "fanout-1" then uds(1; 1) elif $w == "fanout-10" then uds(10; 1) elif $w == "fanout-100" then uds(100; 1) else null end | if . == null then "-" else rate end) | "
+     + "\(r("relay_limit"; $w) | rate) | \(div(r("herald"; $w); r("relay_limit"; $w)) | x) |"),
   "| latency p50 / p99 (10k msg/s, M=10) | \(f("redis"; "latency"; "lat_p50_us") | us) / \(f("redis"; "latency"; "lat_p99_us") | us) | "
     + "\(f("herald"; "latency"; "lat_p50_us") | us) / \(f("herald"; "latency"; "lat_p99_us") | us) | | "
-    + "\(f("herald-bench"; "latency"; "lat_p50_us") | us) / \(f("herald-bench"; "latency"; "lat_p99_us") | us) | | 57.1 / 237 | |",
-  "| herald-bench, consumers on the global pool (`--consumers pool`): fan-out 1 / fan-out 100 | | | | \(r("herald-bench-pool"; "fanout-1") | rate) / \(r("herald-bench-pool"; "fanout-100") | rate) | | | |",
-  "| broker CPU % at fan-out 100 | \(f("redis"; "fanout-100"; "broker_cpu_pct") | us) | \(f("herald"; "fanout-100"; "broker_cpu_pct") | us) | | \(f("herald-bench"; "fanout-100"; "broker_cpu_pct") | us) | | | |",
+    + "\(f("herald-bench"; "latency"; "lat_p50_us") | us) / \(f("herald-bench"; "latency"; "lat_p99_us") | us) | | 57.1 / 237 | | "
+    + "\(f("relay_limit"; "latency"; "lat_p50_us") | us) / \(f("relay_limit"; "latency"; "lat_p99_us") | us) | |",
+  "| herald-bench, consumers on the global pool (`--consumers pool`): fan-out 1 / fan-out 100 | | | | \(r("herald-bench-pool"; "fanout-1") | rate) / \(r("herald-bench-pool"; "fanout-100") | rate) | | | | | |",
+  "| broker CPU % at fan-out 100 | \(f("redis"; "fanout-100"; "broker_cpu_pct") | us) | \(f("herald"; "fanout-100"; "broker_cpu_pct") | us) | | \(f("herald-bench"; "fanout-100"; "broker_cpu_pct") | us) | | | | \(f("relay_limit"; "fanout-100"; "broker_cpu_pct") | us) | |",
   "",
   "### Issue 6's targets",
   "",
@@ -63,5 +65,12 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
    | "| herald-bench fan-out 1: one for-await consumes at least 1M/s | \($v | rate) | \(div($v; 1e6) | x) | \(met(if $v then $v >= 1e6 else null end)) |"),
   (idle(false), idle(true) | select(. != null)
    | "| idle connection (\(if .hello then "after HELLO" else "connected, no HELLO" end)) at most 16 KiB; \(.connections) under 200 MB | \(.per_connection_bytes) B each; RSS \((.rss_before_kib / 1024 * 10 | round) / 10) → \((.rss_after_kib / 1024 * 10 | round) / 10) MiB | \(div(.per_connection_bytes; 16384) | x) of 16 KiB | \(met(.ok and .per_connection_bytes <= 16384 and .rss_after_kib < 200 * 1024)) |"),
+  "",
+  (r("relay_limit"; "fanout-1") as $f1 | r("relay_limit"; "named") as $n
+   | "The one-hop reference (`relay_limit`: one read, one NOTIFY encoded per post, one send per subscriber, heraldd's "
+     + "wake-up moderation), under the same client in the same rounds: fan-out 1 \($f1 | rate) (\(div($f1; uds(1; 1)) | x) of "
+     + "uds_limit), named \($n | rate) (\(div($n; zmq["named"]) | x) of brokerless ZeroMQ), latency p50 "
+     + "\(f("relay_limit"; "latency"; "lat_p50_us") | us) µs. heraldd against it: fan-out 1 \(div(r("herald"; "fanout-1"); $f1) | x), "
+     + "named \(div(r("herald"; "named"); $n) | x)."),
   "",
   "Runs: \($all | map(select(.workload != "idle-connections")) | length), noisy (other + steal > 10 % of a core): \($all | map(select(.noisy == true)) | length). ZeroMQ figures are the issue's, not run here."
