@@ -157,9 +157,11 @@ for product in heraldd herald-bench; do
     swift build -c release --scratch-path "$ROOT/.build-bench" --product "$product" >"$TMP/build.log" 2>&1 \
         || { cat "$TMP/build.log" >&2; exit 1; }
 done
+# The harness's Makefile knows the adapter but not the header it includes: a newer header rebuilds it too.
+[ "$ROOT/Benchmarks/herald_wire.h" -nt "$BUILD/bench" ] && rm -f "$BUILD/bench"
 make -s -C "$PEERS_DIR" OUT="$BUILD" EXTRA_ADAPTER="$ROOT/Benchmarks/peer_herald.c" || exit 1
 gcc -O2 -Wall -Wextra -o "$BUILD/idle_conns" "$ROOT/Benchmarks/idle_conns.c" || exit 1
-gcc -O2 -Wall -Wextra -o "$BUILD/relay_limit" "$ROOT/Benchmarks/relay_limit.c" || exit 1
+gcc -O2 -Wall -Wextra -o "$BUILD/relay_limit" "$ROOT/Benchmarks/relay_limit.c" || exit 1 # includes herald_wire.h
 ulimit -n "$(ulimit -Hn)" # 10,000 idle connections: the daemon and the holder each need that many descriptors
 [ "$(ulimit -n)" -gt $((IDLE_CONNS + 64)) ] || { log "ulimit -n $(ulimit -n) is too low for $IDLE_CONNS connections"; IDLE_CONNS=0; }
 

@@ -9,6 +9,7 @@
  * subscriber parses NOTIFY frames in place (no allocation per message), like the Redis adapter does
  * with its pushes, so the harness stays light and the broker is what is measured. */
 #include "bench.h"
+#include "herald_wire.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +18,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-enum { HELLO = 0x01, POST = 0x02, SUBSCRIBE = 0x03, WELCOME = 0x81, NOTIFY = 0x82, ACK = 0x83, DROPPED = 0x84,
-       ERROR = 0x85 };
-#define HEADER 6        /* length(4) type(1) flags(1) */
-#define NOTIFY_FIXED 32 /* sequence(8) time(8) pid(4) uid(4) gid(4) subscription(4), then name str8 */
 #define INBUF (256 * 1024)
 #define OUTBUF (64 * 1024)
-
-static void put_u16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8); }
-static void put_u32(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static uint32_t get_u32(const unsigned char *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static int write_all(int fd, const void *p, size_t n) {
     while (n) {

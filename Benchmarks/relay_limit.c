@@ -29,8 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { HELLO = 0x01, POST = 0x02, SUBSCRIBE = 0x03, WELCOME = 0x81, NOTIFY = 0x82, ACK = 0x83 };
-#define HEADER 6           /* length(4) type(1) flags(1) */
+#include "herald_wire.h"
+
 #define MAX_FD 4096        /* connections are indexed by descriptor */
 #define NAMES 10000        /* ev0000 ... ev9999 */
 #define IN_CAP (256 * 1024)
@@ -72,10 +72,6 @@ static uint64_t now_ns(clockid_t clock) {
     clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); } /* the wire is little-endian, as is x86 */
-static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
-static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 /* `ev` and four digits, as the harness names them; anything else is not this tool's job. */
 static int name_index(const unsigned char *name, size_t len) {
@@ -107,8 +103,8 @@ static void handle(conn_t *c, const unsigned char *f, size_t len) {
     switch (f[4]) {
     case HELLO: { /* version 1, 65535 subscriptions, 64 KiB payloads, our pid, "relay_limit" */
         unsigned char *o = reserve(c, HEADER + 12 + 1 + 11);
-        put32(o, 2 + 12 + 1 + 11), o[4] = WELCOME, o[5] = 0;
-        put16(o + 6, 1), put16(o + 8, 65535), put32(o + 10, 65536), put32(o + 14, (uint32_t)getpid());
+        put_u32(o, 2 + 12 + 1 + 11), o[4] = WELCOME, o[5] = 0;
+        put_u16(o + 6, 1), put_u16(o + 8, 65535), put_u32(o + 10, 65536), put_u32(o + 14, (uint32_t)getpid());
         o[18] = 11, memcpy(o + 19, "relay_limit", 11);
         break;
     }
@@ -123,20 +119,20 @@ static void handle(conn_t *c, const unsigned char *f, size_t len) {
         c->names[c->nnames++] = t;
     ack:;
         unsigned char *o = reserve(c, HEADER + 12);
-        put32(o, 2 + 12), o[4] = ACK, o[5] = 0;
-        memcpy(o + 6, body, 4), put64(o + 10, sequence);
+        put_u32(o, 2 + 12), o[4] = ACK, o[5] = 0;
+        memcpy(o + 6, body, 4), put_u64(o + 10, sequence);
         break;
     }
     case POST: { /* request u32 (0 here: no reply), name str8, payload */
-        if (blen < 5 || blen < 5u + body[4] || get32(body) != 0) fail("a malformed POST, or one wanting an ACK");
+        if (blen < 5 || blen < 5u + body[4] || get_u32(body) != 0) fail("a malformed POST, or one wanting an ACK");
         size_t nlen = body[4], plen = blen - 5 - nlen;
         int t = name_index(body + 5, nlen);
         if (!nsubscribers[t]) { sequence++; break; }
-        size_t n = HEADER + 32 + 1 + nlen + plen;
+        size_t n = HEADER + NOTIFY_FIXED + 1 + nlen + plen;
         unsigned char *first = reserve(conns[subscribers[t][0]], n); /* encoded once, copied to the rest */
-        put32(first, (uint32_t)(n - 4)), first[4] = NOTIFY, first[5] = 0;
-        put64(first + 6, ++sequence), put64(first + 14, now_ns(CLOCK_REALTIME));
-        put32(first + 22, (uint32_t)c->pid), put32(first + 26, c->uid), put32(first + 30, c->gid), put32(first + 34, 0);
+        put_u32(first, (uint32_t)(n - 4)), first[4] = NOTIFY, first[5] = 0;
+        put_u64(first + 6, ++sequence), put_u64(first + 14, now_ns(CLOCK_REALTIME));
+        put_u32(first + 22, (uint32_t)c->pid), put_u32(first + 26, c->uid), put_u32(first + 30, c->gid), put_u32(first + 34, 0);
         first[38] = (unsigned char)nlen;
         memcpy(first + 39, body + 5, nlen + plen);
         for (int s = 1; s < nsubscribers[t]; s++) memcpy(reserve(conns[subscribers[t][s]], n), first, n);
@@ -169,7 +165,7 @@ static int read_from(conn_t *c) {
     const unsigned char *p = c->in, *end = c->in + c->used;
     int frames = 0;
     while (end - p >= 4) {
-        size_t len = 4 + (size_t)get32(p);
+        size_t len = 4 + (size_t)get_u32(p);
         if (len < HEADER || len > IN_CAP) fail("a frame too short or too long");
         if ((size_t)(end - p) < len) break;
         handle(c, p, len);
