@@ -97,12 +97,11 @@ emit() { # adds the round and the noise verdict, appends to $OUT
     jq -c --argjson run "$rep" --argjson np "$NOISE_PCT" \
         '. + {run: $run, noisy: ((.other_cpu_pct // 0) + (.steal_pct // 0) > $np)}' | tee -a "$OUT" >&2
 }
-measure() { # measure LABEL WORKLOAD CMD...: one bounded run, its JSON line(s) kept, as LABEL's when RELABEL=1
+measure() { # measure LABEL WORKLOAD CMD...: one bounded run, its JSON line(s) kept as LABEL's (their "peer")
     local label=$1 w=$2 out; shift 2
     wait_quiet
     out=$("$@" 2>>"$TMP/runs.log")
-    if [ -n "$out" ] && [ "${RELABEL:-0}" = 1 ]; then echo "$out" | jq -c --arg p "$label" '.peer = $p' | emit
-    elif [ -n "$out" ]; then echo "$out" | emit
+    if [ -n "$out" ]; then echo "$out" | jq -c --arg p "$label" '.peer = $p' | emit
     else printf '{"peer":"%s","workload":"%s","ok":false,"error":"no result"}\n' "$label" "$w" | emit; fi
 }
 
@@ -117,10 +116,8 @@ workload_args() { # the harness's table (shared/bench/peers/run.sh)
     esac
 }
 c_bench() { # c_bench PEER ADDR PID WORKLOAD [LABEL]: the harness's client for PEER, its results kept as LABEL's
-    local RELABEL=0 label=$1
-    [ $# -ge 5 ] && { RELABEL=1 label=$5; }
     # shellcheck disable=SC2046
-    measure "$label" "$4" timeout -k 5 $((DURATION + 45)) "$BUILD/bench" --peer "$1" --addr "$2" --broker-pid "$3" \
+    measure "${5:-$1}" "$4" timeout -k 5 $((DURATION + 45)) "$BUILD/bench" --peer "$1" --addr "$2" --broker-pid "$3" \
         --workload "$4" --timeout $((DURATION + 30)) $(workload_args "$4")
 }
 
