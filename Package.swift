@@ -32,14 +32,22 @@ let package = Package(
         .target(name: "HeraldArguments", swiftSettings: strict),
         // The public client library.
         .target(name: "Herald", dependencies: ["HeraldWire", "HeraldPosix"], swiftSettings: strict),
-        .executableTarget(
-            name: "heraldd",
+        // The daemon as a library: its options, the event loop that carries out the broker's decisions, and
+        // `DaemonMain`, which heraldd and `herald demo` both run.
+        .target(
+            name: "HeraldDaemon",
             dependencies: ["HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldArguments"],
             swiftSettings: strict
         ),
+        .executableTarget(name: "heraldd", dependencies: ["HeraldDaemon"], swiftSettings: strict),
+        // `herald demo` links the daemon, the chat server and the chat client, and runs each as a hidden role of
+        // its own binary, so `swift run herald demo` on a fresh clone needs no other product built.
         .executableTarget(
             name: "herald",
-            dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldArguments"],
+            dependencies: [
+                "Herald", "HeraldWire", "HeraldPosix", "HeraldArguments", "HeraldDaemon", "HeraldChatServer",
+                "HeraldChatClient",
+            ],
             swiftSettings: strict
         ),
         // Pure: the Blabber chat protocol's types (Message, ServerStatus), shared by server and client.
@@ -47,16 +55,20 @@ let package = Package(
         // A small, strict HTTP/1.1 server on an epoll loop of our own: parsing is pure, I/O goes through
         // HeraldPosix.
         .target(name: "HeraldHTTP", dependencies: ["HeraldPosix"], swiftSettings: strict),
-        .executableTarget(
-            name: "herald-chat-server",
+        // The chat server as a library: routing and the room on HeraldHTTP, and `ChatServerMain`.
+        .target(
+            name: "HeraldChatServer",
             dependencies: ["ChatCore", "HeraldHTTP", "HeraldPosix", "HeraldArguments"],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "herald-chat",
+        .executableTarget(name: "herald-chat-server", dependencies: ["HeraldChatServer"], swiftSettings: strict),
+        // The terminal chat client as a library: the room stream, presence through Herald, and `ChatClientMain`.
+        .target(
+            name: "HeraldChatClient",
             dependencies: ["ChatCore", "Herald", "HeraldPosix", "HeraldArguments"],
             swiftSettings: strict
         ),
+        .executableTarget(name: "herald-chat", dependencies: ["HeraldChatClient"], swiftSettings: strict),
         // The benchmark workload of shared/bench/peers, through the Herald library on both ends.
         .executableTarget(
             name: "herald-bench",

@@ -1,0 +1,68 @@
+import ChatCore
+import HeraldArguments
+import HeraldHTTP
+import HeraldPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// herald-chat-server's whole life as a function: parse the command line, listen, run the loop until SIGTERM or
+/// SIGINT, and end the process.
+///
+/// `herald-chat-server`'s `main.swift` calls it, and so does `herald demo`'s hidden chat-server role.
+///
+/// Exit codes: 0 after a clean stop, 1 when it cannot listen, 64 for a usage error.
+public enum ChatServerMain {
+    /// Runs the chat server with `arguments` (without the program name) and exits the process.
+    ///
+    /// - Parameter arguments: The command line after the program name.
+    public static func run(arguments: [String]) -> Never {
+        let options: ServerOptions
+        do {
+            switch try ServerOptions.spec.parse(arguments) {
+            case .help:
+                Terminal.writeStdout(ServerOptions.spec.helpText)
+                Terminal.exit(.success)
+            case .version:
+                Terminal.writeStdout("herald-chat-server \(ServerOptions.version)\n")
+                Terminal.exit(.success)
+            case .run(let parsed):
+                options = try ServerOptions(parsed)
+            }
+        } catch {
+            Terminal.writeStderr(ServerOptions.spec.errorText(error))
+            Terminal.exit(.usage)
+        }
+
+        // Logging to a closed stderr must not kill the server; sockets use MSG_NOSIGNAL on their own.
+        signal(SIGPIPE, SIG_IGN)
+
+        let logger = Logger(label: "herald-chat-server", level: options.logLevel)
+        do {
+            var configuration = HTTPServer.Configuration()
+            configuration.logger = logger
+            let server = try HTTPServer(
+                host: options.host,
+                port: options.port,
+                stopSignals: [SIGINT, SIGTERM],
+                configuration: configuration
+            )
+            var roomConfiguration = Room.Configuration()
+            roomConfiguration.historyCapacity = options.history
+            let chat = ChatServer(
+                room: Room(configuration: roomConfiguration),
+                bot: options.bot ? Bot() : nil,
+                logger: logger
+            )
+            let shownHost = server.host.contains(":") ? "[\(server.host)]" : server.host
+            logger.notice("listening on http://\(shownHost):\(server.port) (pid \(ProcessIdentity.currentPID()))")
+            try server.run(handler: chat)
+            logger.notice("stopped")
+            Terminal.exit(.success)
+        } catch {
+            Terminal.writeStderr("herald-chat-server: error: \(error)\n")
+            Terminal.exit(.failure)
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import HeraldArguments
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// heraldd's whole life as a function: parse the command line, set up the socket, run the event loop until SIGTERM
+/// or SIGINT, and end the process.
+///
+/// `heraldd`'s `main.swift` calls it, and so does `herald demo`'s hidden daemon role, so the daemon that the demo
+/// shows is the same code that a session runs.
+///
+/// Exit codes: 0 after a clean shutdown, 1 when the daemon cannot start, 64 for a usage error.
+public enum DaemonMain {
+    /// Runs heraldd with `arguments` (without the program name) and exits the process.
+    ///
+    /// - Parameter arguments: The command line after the program name.
+    public static func run(arguments: [String]) -> Never {
+        let options: DaemonOptions
+        do {
+            switch try DaemonOptions.spec.parse(arguments) {
+            case .help:
+                Terminal.writeStdout(DaemonOptions.spec.helpText)
+                Terminal.exit(.success)
+            case .version:
+                Terminal.writeStdout("heraldd \(DaemonOptions.version)\n")
+                Terminal.exit(.success)
+            case .run(let parsed):
+                options = try DaemonOptions(parsed)
+            }
+        } catch {
+            Terminal.writeStderr(DaemonOptions.spec.errorText(error))
+            Terminal.exit(.usage)
+        }
+
+        // Logging to a closed stderr must not kill the daemon; sockets use MSG_NOSIGNAL on their own.
+        signal(SIGPIPE, SIG_IGN)
+
+        do {
+            var daemon = try Daemon(options: options)
+            daemon.run()
+            Terminal.exit(.success)
+        } catch {
+            Terminal.writeStderr("heraldd: error: \(error)\n")
+            Terminal.exit(.failure)
+        }
+    }
+}
