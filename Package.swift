@@ -40,13 +40,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "heraldd", dependencies: ["HeraldDaemon"], swiftSettings: strict),
+        // Starting Herald's programs as child processes and waiting until they are ready: the one way both
+        // `herald demo` and the end-to-end tests start a daemon. Foundation's Process, never used by the daemon.
+        .target(name: "HeraldLaunch", swiftSettings: strict),
         // `herald demo` links the daemon, the chat server and the chat client, and runs each as a hidden role of
         // its own binary, so `swift run herald demo` on a fresh clone needs no other product built.
         .executableTarget(
             name: "herald",
             dependencies: [
                 "Herald", "HeraldWire", "HeraldPosix", "HeraldArguments", "HeraldDaemon", "HeraldChatServer",
-                "HeraldChatClient",
+                "HeraldChatClient", "HeraldLaunch",
             ],
             swiftSettings: strict
         ),
@@ -85,7 +88,7 @@ let package = Package(
         // Starts the real built heraldd on a temporary socket for end-to-end tests.
         .target(
             name: "HeraldTestSupport",
-            dependencies: ["HeraldPosix"],
+            dependencies: ["HeraldPosix", "HeraldLaunch"],
             path: "Tests/HeraldTestSupport",
             swiftSettings: strict
         ),
@@ -93,16 +96,18 @@ let package = Package(
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
         .testTarget(name: "HeraldPosixTests", dependencies: ["HeraldPosix"]),
         .testTarget(name: "HeraldArgumentsTests", dependencies: ["HeraldArguments"]),
+        .testTarget(name: "HeraldLaunchTests", dependencies: ["HeraldLaunch"]),
         .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldPosix"]),
         .testTarget(
             name: "HeraldTests",
-            dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldTestSupport", "heraldd"]
+            dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd"]
         ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Herald", "HeraldWire", "HeraldPosix", "HeraldTestSupport", "heraldd", "herald", "herald-example",
+                "Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd", "herald",
+                "herald-example",
                 "herald-chat-server", "herald-chat", "herald-bench", "ChatCore",
             ]
         ),

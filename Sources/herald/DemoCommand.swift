@@ -1,5 +1,6 @@
 import Foundation
 import HeraldArguments
+import Synchronization
 
 /// `herald demo`: the whole story on one machine, in temporary directories and on free ports.
 ///
@@ -12,8 +13,8 @@ struct DemoCommand: Subcommand {
         name: "herald demo",
         abstract: "Run the chat story: alice walks away from her desktop and comes back, and bob's chat shows it.",
         discussion: """
-            Starts a private heraldd and herald-chat-server (found next to this herald) in a temporary directory \
-            and on a free port, two herald-chat clients as separate processes, and posts the session's \
+            Starts a private heraldd and herald-chat-server (this herald's hidden roles) in a temporary directory \
+            and on a free port, two herald-chat clients as separate processes (hidden roles too), and posts the session's \
             notifications with 'herald post' as a screen-lock hook would. Prints bob's transcript and exits 0 \
             when it shows "alice went away" and "alice came back" exactly once each. Everything it starts is \
             stopped and removed on exit, on failure and on Ctrl-C.
@@ -43,11 +44,14 @@ struct DemoCommand: Subcommand {
         } catch {
             throw .failure(error.message)
         }
+        let outcome = await DemoInterruption.playCancellingOnSignal(demo)
+        await demo.cleanUp()
+        // A signal that arrived during the last step still means the run was interrupted.
+        if let signal = DemoInterruption.signal {
+            throw CommandFailure(status: signal == SIGINT ? .interrupted : .failure, message: nil)
+        }
         do throws(DemoFailure) {
-            let transcript = try await demo.play()
-            await demo.cleanUp()
-            // A signal that arrived during the last step still means the run was interrupted.
-            try DemoInterruption.check()
+            let transcript = try outcome.get()
             Terminal.writeStdout("\nThe room as bob saw it:\n\n" + transcript.map { "    \($0)\n" }.joined())
             let away = transcript.filter { $0.hasSuffix("* alice went away") }.count
             let back = transcript.filter { $0.hasSuffix("* alice came back") }.count
@@ -56,11 +60,55 @@ struct DemoCommand: Subcommand {
             }
             Terminal.writeStdout("\nalice went away and came back, and bob's room said so once each.\n")
         } catch {
-            await demo.cleanUp()
-            if error.interrupted, let signal = DemoInterruption.signal {
-                throw CommandFailure(status: signal == SIGINT ? .interrupted : .failure, message: nil)
-            }
             throw .failure("demo failed: \(error.message)")
         }
+    }
+}
+
+/// SIGINT and SIGTERM during the demo: recorded by a handler, and turned into the cancellation of the story's task,
+/// whose waits then end at once; the demo stops every child and removes its directory before exiting.
+enum DemoInterruption {
+    private static let received = Atomic<Int32>(0)
+
+    /// Replaces `herald`'s exit-at-once handlers with ones that only record the signal. A handler (unlike SIG_IGN)
+    /// is reset to the default by exec, so the children still stop on SIGINT and SIGTERM.
+    static func install() {
+        for number in [SIGINT, SIGTERM] {
+            _ = Glibc.signal(number) { received in
+                DemoInterruption.received.store(received, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// The signal received, if any.
+    static var signal: Int32? {
+        let value = received.load(ordering: .relaxed)
+        return value == 0 ? nil : value
+    }
+
+    /// Plays `demo`, cancelling it as soon as a signal has been recorded.
+    ///
+    /// A signal handler may do almost nothing, so a watcher looks at the recorded signal every 20 ms while the story
+    /// plays; it ends with the story.
+    static func playCancellingOnSignal(_ demo: DemoRun) async -> Result<[String], DemoFailure> {
+        let story = Task { () async -> Result<[String], DemoFailure> in
+            do throws(DemoFailure) {
+                return .success(try await demo.play())
+            } catch {
+                return .failure(error)
+            }
+        }
+        let watcher = Task {
+            while !Task.isCancelled {
+                if signal != nil {
+                    story.cancel()
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let outcome = await story.value
+        watcher.cancel()
+        return outcome
     }
 }

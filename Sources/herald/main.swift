@@ -1,4 +1,8 @@
 import HeraldArguments
+import HeraldChatClient
+import HeraldChatServer
+import HeraldDaemon
+import HeraldLaunch
 import HeraldPosix
 
 #if canImport(Glibc)
@@ -6,6 +10,17 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+// The hidden roles come first, before this process changes any signal disposition: `herald demo` runs this very
+// binary as the daemon, the chat server and the chat clients, so a fresh `swift run herald demo` needs nothing else
+// built. Each role is the same library entry point that its own executable's main.swift calls.
+if let (role, arguments) = Program.Role.selected(by: Array(CommandLine.arguments.dropFirst())) {
+    switch role {
+    case .heraldd: DaemonMain.run(arguments: arguments)
+    case .chatServer: ChatServerMain.run(arguments: arguments)
+    case .chatClient: await ChatClientMain.run(arguments: arguments)
+    }
+}
 
 // A reader that goes away (`herald observe | head -1`) must come back as EPIPE from write(2), which ends the
 // command with status 0, instead of killing the process with SIGPIPE.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldLaunch
 import HeraldTestSupport
 import Testing
 
@@ -125,11 +126,31 @@ import Testing
     @Test func ctrlCStopsEveryChildAndRemovesTheDirectory() async throws {
         // Paced, so the whole demo cannot finish before the signal arrives on a loaded machine.
         let demo = try ChildProcess(TestBinaries.path("herald"), ["demo", "--pace", "3"])
-        let line = try await demo.waitForStdoutLine(containing: "heraldd is ready on")
+        try await demo.waitForStdoutLine(containing: "the chat server is listening on")
+        let line = try #require(demo.stdoutLines.first { $0.contains("heraldd is ready on") })
         let socket = try #require(line.components(separatedBy: " ").last)
-        demo.signal(SIGINT)
+        // The daemon and the chat server run as hidden roles of the demo's own binary.
+        let children = Self.children(of: demo.pid)
+        #expect(children.count >= 2, "\(children)")
+        // Ctrl-C in a terminal goes to the foreground process group, which the demo leads here.
+        #expect(kill(-demo.pid, SIGINT) == 0)
         #expect(try await demo.waitForExit(timeout: .seconds(20)) == 130)
         #expect(!FileManager.default.fileExists(atPath: socket))
         #expect(!FileManager.default.fileExists(atPath: (socket as NSString).deletingLastPathComponent))
+        #expect(try await eventually { children.allSatisfy { kill($0, 0) == -1 && errno == ESRCH } }, "\(children)")
+    }
+
+    /// The processes whose parent is `pid`, from /proc.
+    static func children(of pid: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> Int32? in
+            guard let child = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            // After "pid (comm) ": the state, then the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == pid ? child : nil
+        }
     }
 }

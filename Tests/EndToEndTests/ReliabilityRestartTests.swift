@@ -1,5 +1,6 @@
 import Foundation
 import Herald
+import HeraldLaunch
 import HeraldTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldLaunch
 import HeraldTestSupport
 import HeraldWire
 import Testing

@@ -1,7 +1,10 @@
 public import Foundation
+public import HeraldLaunch
 
 /// The real built `heraldd`, started on a socket in a fresh temporary directory. `start` returns once
 /// the daemon has said it is ready, so the socket is accepting.
+///
+/// It starts the daemon through `LaunchedDaemon`, the same code `herald demo` uses.
 public final class TestDaemon: Sendable {
     public let directory: TemporaryDirectory
     public let socketPath: String
@@ -15,15 +18,12 @@ public final class TestDaemon: Sendable {
         directory: TemporaryDirectory = TemporaryDirectory(),
         socketName: String = "socket"
     ) async throws -> TestDaemon {
-        let socketPath = directory.file(socketName)
-        let process = try ChildProcess(
-            TestBinaries.path("heraldd"),
-            ["--socket", socketPath, "--log-level", "debug"] + arguments,
-            environment: ["HERALD_SOCKET": nil]
+        let launched = try await LaunchedDaemon.start(
+            Program(executable: TestBinaries.path("heraldd")),
+            socketPath: directory.file(socketName),
+            arguments: ["--log-level", "debug"] + arguments
         )
-        let daemon = TestDaemon(directory: directory, socketPath: socketPath, process: process)
-        try await process.waitForStderrLine(containing: "ready on")
-        return daemon
+        return TestDaemon(directory: directory, socketPath: launched.socketPath, process: launched.process)
     }
 
     private init(directory: TemporaryDirectory, socketPath: String, process: ChildProcess) {

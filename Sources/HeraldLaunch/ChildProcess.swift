@@ -1,9 +1,11 @@
 import Foundation
 import Synchronization
 
-/// A real child process for end-to-end tests: its stdout and stderr are collected line by line, and
-/// tests wait on conditions (a line appearing, the process exiting), each with a deadline, never on
-/// fixed sleeps.
+/// A child process whose stdout and stderr are collected line by line, for `herald demo` and the end-to-end tests.
+///
+/// Callers wait on conditions (a line appearing, the process exiting), each with a deadline, never on fixed sleeps.
+/// Every wait also ends with `CancellationError` when its task is cancelled, so a demo interrupted by Ctrl-C stops
+/// waiting at once. A `ChildProcess` that is released while its process still runs kills it with SIGKILL.
 public final class ChildProcess: Sendable {
     /// Raised when a wait runs past its deadline; the message says what was awaited and what was seen.
     public struct Timeout: Error, CustomStringConvertible {
@@ -82,22 +84,43 @@ public final class ChildProcess: Sendable {
             thread.start()
         }
         process.terminationHandler = { process in
-            let waiters = state.mutex.withLock { state in
-                state.terminationStatus = process.terminationStatus
-                return ChildProcess.settleIfDone(&state)
-            }
-            for waiter in waiters { waiter.resume() }
-            // A grandchild that inherited stdout keeps the pipe open past the exit: report the exit anyway soon.
-            DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
-                let waiters = state.mutex.withLock { state in
-                    if state.exitStatus == nil { state.finishedOutputs = 2 }
-                    return ChildProcess.settleIfDone(&state)
-                }
-                for waiter in waiters { waiter.resume() }
-            }
+            ChildProcess.terminated(status: process.terminationStatus, state: state)
         }
         try process.run()
         self.pid = process.processIdentifier
+    }
+
+    /// The process has exited with `status`: reported by Foundation's termination handler, or found by
+    /// ``peekExit()`` when that handler is late or never comes (seen in loaded test runs: a zombie child that
+    /// Foundation did not reap for minutes).
+    private static func terminated(status: Int32, state box: Box) {
+        let (waiters, first) = box.mutex.withLock { state in
+            let first = state.terminationStatus == nil
+            if first { state.terminationStatus = status }
+            return (ChildProcess.settleIfDone(&state), first)
+        }
+        for waiter in waiters { waiter.resume() }
+        guard first else { return }
+        // A grandchild that inherited stdout keeps the pipe open past the exit: report the exit anyway soon.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
+            let waiters = box.mutex.withLock { state in
+                if state.exitStatus == nil { state.finishedOutputs = 2 }
+                return ChildProcess.settleIfDone(&state)
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// Looks whether the process has exited without reaping it (`waitid` with `WNOWAIT`), and reports the exit if
+    /// so, with the status Foundation would give: the exit code, or the number of the signal that killed it.
+    /// Reaping stays Foundation's.
+    private func peekExit() {
+        guard box.mutex.withLock({ $0.terminationStatus == nil }) else { return }
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
+            info._sifields._sigchld.si_pid == pid
+        else { return }
+        ChildProcess.terminated(status: info._sifields._sigchld.si_status, state: box)
     }
 
     private static func collect(_ data: Data, into path: KeyPath<State, Output>, state box: Box) {
@@ -157,11 +180,14 @@ public final class ChildProcess: Sendable {
     /// Everything written to stderr so far, as text.
     public var stderr: String { box.mutex.withLock { String(decoding: $0.stderr.bytes, as: UTF8.self) } }
     /// The exit status, once the process has exited (a signal shows as its number, as Foundation reports).
-    public var exitStatus: Int32? { box.mutex.withLock { $0.exitStatus } }
+    public var exitStatus: Int32? {
+        peekExit()
+        return box.mutex.withLock { $0.exitStatus }
+    }
 
     /// Waits until `condition` holds for the collected output, or the process exits, or `timeout` passes.
     ///
-    /// - Throws: `Timeout` naming `what` when the deadline passes or the process exits first.
+    /// - Throws: `Timeout` naming `what` when the deadline passes or the process exits first, or `CancellationError`.
     public func wait(
         for what: String,
         timeout: Duration = .seconds(20),
@@ -169,10 +195,12 @@ public final class ChildProcess: Sendable {
     ) async throws {
         let deadline = ContinuousClock.now + timeout
         while true {
+            peekExit()
             let (done, met, version) = box.mutex.withLock {
                 ($0.exitStatus != nil, condition($0.stdout.lines, $0.stderr.lines), $0.version)
             }
             if met { return }
+            try Task.checkCancellation()
             if done || ContinuousClock.now >= deadline {
                 throw Timeout(
                     description: "\(done ? "exited before" : "timed out waiting for") \(what): \(commandLine)\n"
@@ -205,12 +233,14 @@ public final class ChildProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         var scanned = 0
         while true {
+            peekExit()
             let (found, exited, version, count) = box.mutex.withLock { state -> (String?, Bool, UInt64, Int) in
                 let lines = state[keyPath: path].lines
                 let hit = lines[scanned...].first { $0.contains(text) }
                 return (hit, state.exitStatus != nil, state.version, lines.count)
             }
             if let found { return found }
+            try Task.checkCancellation()
             scanned = count
             if exited || ContinuousClock.now >= deadline {
                 throw Timeout(
@@ -224,14 +254,16 @@ public final class ChildProcess: Sendable {
 
     /// Waits for the process to exit and returns its status.
     ///
-    /// - Throws: `Timeout` if it is still running after `timeout`.
+    /// - Throws: `Timeout` if it is still running after `timeout`, or `CancellationError`.
     @discardableResult
     public func waitForExit(timeout: Duration = .seconds(20)) async throws -> Int32 {
         var deadline = ContinuousClock.now + timeout
         var graceGiven = false
         while true {
+            peekExit()
             let (status, version) = box.mutex.withLock { ($0.exitStatus, $0.version) }
             if let status { return status }
+            try Task.checkCancellation()
             if ContinuousClock.now >= deadline {
                 // The timeout is for a process that does not exit. One that has exited, but whose exit Foundation has
                 // not reported yet, gets more time: a loaded full test run has delayed that report past 10 s (daemons
@@ -258,6 +290,20 @@ public final class ChildProcess: Sendable {
     /// Sends `signal` to the process.
     public func signal(_ signal: Int32) {
         if exitStatus == nil { kill(pid, signal) }
+    }
+
+    /// Stops the process: SIGTERM, then SIGKILL if it has not exited within `grace`.
+    ///
+    /// - Returns: the exit status, or nil if even SIGKILL was not reported within two seconds. Cancellation does
+    ///   not cut this short: stopping is what an interrupted caller does on its way out.
+    @discardableResult
+    public func stop(grace: Duration = .seconds(3)) async -> Int32? {
+        signal(SIGTERM)
+        if let status = await Task.detached(operation: { try? await self.waitForExit(timeout: grace) }).value {
+            return status
+        }
+        signal(SIGKILL)
+        return await Task.detached(operation: { try? await self.waitForExit(timeout: .seconds(2)) }).value
     }
 
     /// Writes `text` to the process's stdin.
