@@ -20,7 +20,7 @@ struct ContribTests {
         try await SessionTools.run("groff", ["-man", "-T\(device)", "-ww", SessionTools.contrib("man/\(page)")])
     }
 
-    @Test(arguments: ["heraldd.8", "herald.1"])
+    @Test(.requires("groff"), arguments: ["heraldd.8", "herald.1"])
     func manualPageRendersWithoutWarnings(page: String) async throws {
         let result = try await render(page, device: "utf8")
         #expect(result.status == 0)
@@ -28,7 +28,7 @@ struct ContribTests {
         #expect(result.stdout.count > 2000)
     }
 
-    @Test func heralddPageDescribesEveryFlagTheEnvironmentExitCodesAndFiles() async throws {
+    @Test(.requires("groff")) func heralddPageDescribesEveryFlagTheEnvironmentExitCodesAndFiles() async throws {
         let text = try await render("heraldd.8", device: "ascii").stdout
         let plain = Self.stripOverstrike(text)
         for flag in Self.heralddFlags {
@@ -43,7 +43,7 @@ struct ContribTests {
         }
     }
 
-    @Test func heraldPageDescribesEverySubcommandFlagAndExitCode() async throws {
+    @Test(.requires("groff")) func heraldPageDescribesEverySubcommandFlagAndExitCode() async throws {
         let plain = Self.stripOverstrike(try await render("herald.1", device: "ascii").stdout)
         for word in Self.subcommands.map({ "herald \($0)" }) + Self.observeFlags + ["--retain", "--socket"] {
             #expect(plain.contains(word), "herald.1 lacks \(word)")
@@ -69,7 +69,7 @@ struct ContribTests {
         return String(output)
     }
 
-    @Test func systemdAcceptsTheUserUnits() async throws {
+    @Test(.requires("systemd-analyze")) func systemdAcceptsTheUserUnits() async throws {
         let directory = TemporaryDirectory()
         // ExecStart names the installed binaries; point it at the built ones so that verify checks them too.
         for unit in ["heraldd.socket", "heraldd.service", "herald-session-hook.service"] {
@@ -97,7 +97,7 @@ struct ContribTests {
         #expect(execStart == ["ExecStart=/usr/local/bin/heraldd"], "under socket activation heraldd needs no --socket")
     }
 
-    @Test func autostartEntryIsValid() async throws {
+    @Test(.requires("desktop-file-validate")) func autostartEntryIsValid() async throws {
         let result = try await SessionTools.run(
             "desktop-file-validate",
             [SessionTools.contrib("session/herald-session-hook.desktop")]
@@ -106,7 +106,7 @@ struct ContribTests {
         #expect(result.stdout.isEmpty, "\(result.stdout)")
     }
 
-    @Test func sessionHookIsPOSIXShell() async throws {
+    @Test(.requires("sh")) func sessionHookIsPOSIXShell() async throws {
         // dash is Debian's /bin/sh and knows no bashisms; -n parses without running.
         let result = try await SessionTools.run("sh", ["-n", SessionTools.contrib("session/herald-session-hook")])
         #expect(result.status == 0, "\(result.stderr)")
@@ -127,7 +127,7 @@ struct ContribTests {
         return try await SessionTools.run("bash", ["--norc", "-c", script], environment: environment)
     }
 
-    @Test func bashCompletesSubcommandsAndFlags() async throws {
+    @Test(.requires("bash")) func bashCompletesSubcommandsAndFlags() async throws {
         let top = try await bashComplete(["herald", ""])
         #expect(Set(top.stdout.split(separator: "\n").map(String.init)).isSuperset(of: Self.subcommands))
         #expect(try await bashComplete(["herald", "ob"]).stdout == "observe\n")
@@ -140,7 +140,7 @@ struct ContribTests {
         #expect(try await bashComplete(["herald", "post", "a.b", "--r"]).stdout == "--retain\n")
     }
 
-    @Test func bashCompletesNamesFromTheDaemonAndStaysQuietWithoutOne() async throws {
+    @Test(.requires("bash")) func bashCompletesNamesFromTheDaemonAndStaysQuietWithoutOne() async throws {
         let daemon = try await TestDaemon.start()
         #expect(
             try await run(
@@ -168,7 +168,7 @@ struct ContribTests {
         #expect(quiet.stderr.isEmpty, "\(quiet.stderr)")
     }
 
-    @Test func fishCompletesSubcommandsAndFlags() async throws {
+    @Test(.requires("fish")) func fishCompletesSubcommandsAndFlags() async throws {
         let file = SessionTools.contrib("completions/herald.fish")
         let result = try await SessionTools.run(
             "fish",
@@ -191,7 +191,7 @@ struct ContribTests {
         #expect(sections[3].isEmpty)
     }
 
-    @Test func zshCompletionParsesAndOffersEverySubcommandAndObserveFlag() async throws {
+    @Test(.requires("zsh")) func zshCompletionParsesAndOffersEverySubcommandAndObserveFlag() async throws {
         let file = SessionTools.contrib("completions/_herald")
         let parse = try await SessionTools.run("zsh", ["-n", file])
         #expect(parse.status == 0, "\(parse.stderr)")

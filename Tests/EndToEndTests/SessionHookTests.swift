@@ -1,9 +1,10 @@
 import Foundation
+import HeraldLaunch
 import HeraldTestSupport
 import Testing
 
 /// contrib/session/herald-session-hook against a real private dbus-daemon, a real heraldd and `herald observe`.
-@Suite(.serialized)
+@Suite(.serialized, .requires("sh", "dbus-daemon", "dbus-monitor", "gdbus"))
 struct SessionHookTests {
     /// A daemon, a bus, an observer of `session.*` and the hook, all running.
     private struct Session {

@@ -1,4 +1,5 @@
-public import Foundation
+import Foundation
+public import HeraldLaunch
 
 /// A real private D-Bus bus: `dbus-daemon --session` listening on a socket in a test's directory, killed when the
 /// value is released.

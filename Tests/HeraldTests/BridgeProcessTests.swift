@@ -1,4 +1,5 @@
 import Foundation
+import HeraldLaunch
 import HeraldTestSupport
 import Testing
 
@@ -83,7 +84,8 @@ struct BridgeProcessTests {
         await herald.close()
     }
 
-    @Test func aDBusScreenLockReachesANotificationCenterObserverInThisProcess() async throws {
+    @Test(.requires("sh", "dbus-daemon", "dbus-monitor", "gdbus"))
+    func aDBusScreenLockReachesANotificationCenterObserverInThisProcess() async throws {
         let daemon = try await TestDaemon.start()
         let bus = try await SessionBus.start(socketPath: daemon.directory.file("bus"))
         let marker = Self.marker()
