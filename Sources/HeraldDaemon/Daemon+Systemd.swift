@@ -6,12 +6,20 @@ import HeraldPosix
 extension Daemon {
     /// Takes the listening socket systemd passed (`LISTEN_FDS`), or nil when heraldd was started by hand.
     ///
+    /// heraldd serves the socket it was given, wherever it is bound, as every socket-activated daemon does: the
+    /// client that triggered the activation is waiting on it. When that path is not where clients look by default,
+    /// it says so once, with the `HERALD_SOCKET=` a client needs.
+    ///
     /// - Parameters:
     ///   - configuredPath: where clients look for the socket (`--socket`, `$HERALD_SOCKET`, `$XDG_RUNTIME_DIR`).
-    ///   - logger: for the line saying which socket is used.
-    /// - Throws: `StartupError` when the passed descriptors are unusable, or when systemd's socket is bound to a
-    ///   path other than the one clients look for: they would never find it.
-    static func takeSocketFromSystemd(configuredPath: String, logger: Logger) throws -> FileDescriptor? {
+    ///   - logger: for the lines saying which socket is used.
+    /// - Returns: the socket, with the path it is bound to (nil for an abstract address), or nil.
+    /// - Throws: `StartupError` when the passed descriptors are unusable: more than one, or one that is not a
+    ///   listening Unix stream socket.
+    static func takeSocketFromSystemd(
+        configuredPath: String,
+        logger: Logger
+    ) throws -> ActivatedSocket? {
         let socket: ActivatedSocket?
         do {
             socket = try SystemdActivation.takeListeningSocket()
@@ -20,13 +28,13 @@ extension Daemon {
         }
         guard let socket else { return nil }
         if let path = socket.path, path != configuredPath {
-            throw StartupError(
-                description: "systemd passed a socket bound to \(path), but clients look for \(configuredPath): "
-                    + "make the unit's ListenStream= and heraldd's --socket (or $HERALD_SOCKET) agree"
+            logger.warning(
+                "systemd passed a socket bound to \(path), but clients look for \(configuredPath) by default: "
+                    + "serving \(path); clients need HERALD_SOCKET=\(path)"
             )
         }
         logger.info("using the listening socket systemd passed for \(socket.path ?? "an abstract address")")
-        return socket.descriptor
+        return socket
     }
 
     /// Sends `READY=1` to `$NOTIFY_SOCKET`, if the service manager asked for it.

@@ -85,10 +85,11 @@ struct Daemon: ~Copyable {
         // Everything that can fail happens before `self` is initialised: a non-copyable value cannot be left
         // half made.
         let logger = Logger(label: "heraldd", level: options.logLevel)
-        let path = options.socketPath
-        // Under socket activation systemd has bound the socket and owns its path: the directory is still checked and
-        // the lock taken, so a daemon started by hand refuses, but the socket is neither probed nor replaced.
-        var activated = try Self.takeSocketFromSystemd(configuredPath: path, logger: logger)
+        // Under socket activation systemd has bound the socket and owns its path, which is then the daemon's path
+        // whatever the options say: the directory is still checked and the lock taken, so a daemon started by hand
+        // refuses, but the socket is neither probed nor replaced.
+        var activated = try Self.takeSocketFromSystemd(configuredPath: options.socketPath, logger: logger)
+        let path = activated?.path ?? options.socketPath
         let systemdOwnsSocket = activated != nil
         do {
             try SocketDirectory.prepare(forSocketAt: path)
@@ -100,7 +101,7 @@ struct Daemon: ~Copyable {
         }
         let listening: FileDescriptor
         if let passed = activated.take() {
-            listening = passed
+            listening = passed.descriptor
         } else {
             if UnixSocket.isAlive(path: path) {
                 throw StartupError(description: "another heraldd is already answering on \(path)")
@@ -123,6 +124,8 @@ struct Daemon: ~Copyable {
         let epoll = try Epoll()
         try epoll.add(listener.descriptor.rawValue, events: .readable, data: Self.listenerTag)
         try epoll.add(signals.rawValue, events: .readable, data: Self.signalTag)
+        var options = options
+        options.socketPath = path
         self.init(
             options: options,
             logger: logger,

@@ -1,5 +1,6 @@
 import Foundation
 import Herald
+import HeraldLaunch
 import HeraldPosix
 import HeraldTestSupport
 import Testing
@@ -24,7 +25,9 @@ struct SystemdActivationTests {
         return process
     }
 
-    @Test func aPostMadeBeforeTheDaemonStartedIsDeliveredThroughThePassedSocket() async throws {
+    @Test(.requires("systemd-socket-activate")) func aPostMadeBeforeTheDaemonStartedIsDeliveredThroughThePassedSocket()
+        async throws
+    {
         let directory = TemporaryDirectory()
         let socket = directory.file("socket")
         let notify = try SystemdNotifySocket(address: "@herald-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
@@ -85,19 +88,46 @@ struct SystemdActivationTests {
         #expect(!FileManager.default.fileExists(atPath: directory.file("socket")))
     }
 
-    @Test func refusesASocketBoundElsewhereThanClientsLook() async throws {
+    @Test(.requires("systemd-socket-activate"))
+    func servesASocketBoundElsewhereThanClientsLookAndSaysWhichHeraldSocketToUse() async throws {
         let directory = TemporaryDirectory()
+        let socket = directory.file("other")
+        // No --socket and no HERALD_SOCKET: clients would look in $XDG_RUNTIME_DIR/herald/socket.
+        let runtime = directory.file("runtime")
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: false)
         let activator = try await activator(
-            socket: directory.file("socket"),
-            environment: ["HERALD_SOCKET": directory.file("elsewhere")]
+            socket: socket,
+            environment: ["XDG_RUNTIME_DIR": runtime, "HERALD_SOCKET": nil]
         )
-        _ = try? UnixSocket.connect(path: directory.file("socket"))
-        #expect(try await activator.waitForExit() == 1)
-        #expect(activator.stderr.contains("systemd passed a socket bound to \(directory.file("socket"))"))
-        #expect(activator.stderr.contains("clients look for \(directory.file("elsewhere"))"))
+        // The first client is the one that triggers the activation: its post must succeed.
+        let first = try await run("herald", ["post", "--socket", socket, "activation.first"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let warning = try await activator.waitForStderrLine(containing: "systemd passed a socket bound to \(socket)")
+        #expect(warning.contains("clients look for \(runtime)/herald/socket by default"))
+        #expect(warning.contains("HERALD_SOCKET=\(socket)"))
+        try await activator.waitForStderrLine(containing: "ready on \(socket)")
+
+        // A later observer on that path sees later posts.
+        let observer = try ChildProcess(
+            TestBinaries.path("herald"),
+            ["observe", "activation.*", "--count", "1", "--ready"],
+            environment: ["HERALD_SOCKET": socket]
+        )
+        try await observer.waitForStderrLine(containing: "ready")
+        let second = try await run(
+            "herald",
+            ["post", "activation.second", "n=2"],
+            environment: ["HERALD_SOCKET": socket]
+        )
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(try await observer.waitForExit() == 0)
+        #expect(observer.stdout.contains("activation.second"))
+        #expect(!observer.stdout.contains("activation.first"))
+        activator.signal(SIGTERM)
+        #expect(try await activator.waitForExit() == 0)
     }
 
-    @Test func refusesMoreThanOnePassedSocket() async throws {
+    @Test(.requires("systemd-socket-activate")) func refusesMoreThanOnePassedSocket() async throws {
         let directory = TemporaryDirectory()
         let activator = try await activator(
             socket: directory.file("socket"),
@@ -109,7 +139,7 @@ struct SystemdActivationTests {
         #expect(activator.stderr.contains("systemd passed 2 sockets (LISTEN_FDS=2)"))
     }
 
-    @Test func refusesAPassedDatagramSocket() async throws {
+    @Test(.requires("systemd-socket-activate")) func refusesAPassedDatagramSocket() async throws {
         let directory = TemporaryDirectory()
         let activator = try await activator(
             socket: directory.file("socket"),
