@@ -13,7 +13,14 @@ extension Broker {
             return .closeAfterFlush
         case .awaitingHello:
             guard case .hello(let hello) = frame else {
-                return fail(id, WireError(.helloRequired, "the first frame must be HELLO, not \(frame.type)"))
+                return fail(
+                    id,
+                    WireError(
+                        .helloRequired,
+                        "the first frame must be HELLO, not \(frame.type)",
+                        request: frame.requestField ?? 0
+                    )
+                )
             }
             return handshake(hello, on: id)
         case .ready:
@@ -402,12 +409,24 @@ extension Broker {
                 )
             )
         }
-        guard connections[id.rawValue]!.subscriptions[monitor.request] == nil else {
+        // The rest is SUBSCRIBE `**`'s (wire.md, MONITOR): the same errors, in the same order.
+        let subscriptions = connections[id.rawValue]!.subscriptions
+        guard subscriptions[monitor.request] == nil else {
             return fail(
                 id,
                 WireError(
                     .duplicateSubscription,
                     "subscription \(monitor.request) is already live on this connection",
+                    request: monitor.request
+                )
+            )
+        }
+        guard subscriptions.count < configuration.bounds.maxSubscriptions else {
+            return fail(
+                id,
+                WireError(
+                    .tooManySubscriptions,
+                    "this connection already holds \(subscriptions.count) subscriptions, the limit",
                     request: monitor.request
                 )
             )
@@ -429,7 +448,9 @@ extension Broker {
 
     /// Answers `NAMES`: retained names and exact subscriptions, sorted, in frames a client can decode.
     private mutating func answerNames(_ request: UInt32, to id: ConnectionID) {
-        let names = Set(retained.keys).union(index.exactNames).sorted()
+        // Bytewise, as wire.md says: String's own order compares normalized scalars, which differs for names
+        // that are not in NFC, and a client in another language could not reproduce it.
+        let names = Set(retained.keys).union(index.exactNames).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var chunk: [String] = []
         var size = 0
         for name in names {

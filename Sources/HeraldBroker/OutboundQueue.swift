@@ -320,7 +320,12 @@ public struct OutboundQueue {
     private mutating func placeOwedNotice() {
         guard var owed = owedNotice else { return }
         owedNotice = nil
-        let position = headOffset > 0 ? 1 : 0
+        var position = headOffset > 0 ? 1 : 0
+        // Never ahead of a WELCOME not yet begun: a client that pipelined frames after HELLO still reads WELCOME
+        // first (wire.md, "Version negotiation").
+        if position == 0, !entries.isEmpty, !entries[0].isDroppable, isWelcome(entries[0]) {
+            position = 1
+        }
         if position < entries.count, entries[position].isOpenNotice, let earlier = openNotice {
             owed.count += earlier.count
             owed.firstSequence = min(owed.firstSequence, earlier.firstSequence)
@@ -556,6 +561,11 @@ public struct OutboundQueue {
     /// The name a queued live `NOTIFY` was posted to.
     private func name(of entry: Entry) -> String {
         Self.notifyName(bytes(of: entry))
+    }
+
+    /// Whether a queued control frame is `WELCOME`.
+    private func isWelcome(_ entry: Entry) -> Bool {
+        start(of: entry).load(fromByteOffset: 4, as: UInt8.self) == FrameType.welcome.rawValue
     }
 
     /// The size of the frame at `pointer`, header included.

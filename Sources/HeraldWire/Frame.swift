@@ -42,6 +42,23 @@ public enum Frame: Hashable, Sendable {
         case .namesReport: .namesReport
         }
     }
+
+    /// The `request` or `subscription` field of a client frame, which an `ERROR` answering it carries; nil for
+    /// `HELLO`, `BYE` and the daemon's frames.
+    public var requestField: UInt32? {
+        switch self {
+        case .post(let post): post.request
+        case .subscribe(let subscribe): subscribe.subscription
+        case .unsubscribe(let unsubscribe): unsubscribe.subscription
+        case .get(let get): get.request
+        case .ping(let ping): ping.request
+        case .status(let status): status.request
+        case .will(let will): will.request
+        case .monitor(let monitor): monitor.request
+        case .names(let names): names.request
+        case .hello, .bye, .welcome, .notify, .ack, .dropped, .error, .statusReport, .namesReport: nil
+        }
+    }
 }
 
 extension Frame {

@@ -120,8 +120,28 @@ public struct FrameDecoder: Sendable {
 
     /// Decodes one frame whose type, flags and body have been split out.
     ///
-    /// - Throws: `WireError` as `next()` does.
+    /// - Throws: `WireError` as `next()` does. An error about a client frame whose body holds its first field,
+    ///   `request` or `subscription`, carries that field's value, whatever the fault (wire.md, `ERROR`).
     public static func decodeBody(
+        typeByte: UInt8,
+        flags: UInt8,
+        body: UnsafeRawBufferPointer,
+        role: Role,
+        maxPayload: Int
+    ) throws(WireError) -> Frame {
+        do {
+            return try decodeFields(typeByte: typeByte, flags: flags, body: body, role: role, maxPayload: maxPayload)
+        } catch {
+            // One rule for every code, applied here rather than at each throw, so no check can forget it.
+            guard role == .daemon, let type = FrameType(rawValue: typeByte), type.hasRequestField, body.count >= 4
+            else { throw error }
+            var answered = error
+            answered.request = UInt32(littleEndian: body.loadUnaligned(as: UInt32.self))
+            throw answered
+        }
+    }
+
+    private static func decodeFields(
         typeByte: UInt8,
         flags: UInt8,
         body: UnsafeRawBufferPointer,
@@ -227,6 +247,10 @@ public struct FrameDecoder: Sendable {
                     "WILL delay \(delay) ms is over the limit of \(Limits.maxWillDelayMilliseconds)",
                     request: request
                 )
+            }
+            // A withdrawal carries nothing to post: a payload with it is a client's mistake, not something to drop.
+            guard !rawName.isEmpty || payload.isEmpty else {
+                throw WireError(.malformedFrame, "a WILL with an empty name withdraws the will and has no payload")
             }
             let name = rawName.isEmpty ? "" : try Name.decode(rawName, request: request)
             guard payload.count <= maxPayload else {

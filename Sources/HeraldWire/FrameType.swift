@@ -22,6 +22,10 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
     /// Whether clients send this type to the daemon (as opposed to the daemon sending it).
     public var isClientFrame: Bool { rawValue < 0x80 }
 
+    /// Whether this client frame's body starts with a `request` or `subscription` field (a `u32`): every client
+    /// frame but `HELLO` and `BYE`. An `ERROR` answering such a frame carries that field (wire.md, `ERROR`).
+    public var hasRequestField: Bool { isClientFrame && self != .hello && self != .bye }
+
     /// The type's name as wire.md spells it.
     public var description: String {
         switch self {

@@ -56,7 +56,9 @@ struct BrokerTests {
         _ = harness.broker.connectionOpened(first, sender: BrokerHarness.owner)
         #expect(harness.send(.ping(.init(request: 1)), from: first) == .closeAfterFlush)
         #expect(
-            harness.output(of: first) == [.error(WireError(.helloRequired, "the first frame must be HELLO, not PING"))]
+            harness.output(of: first) == [
+                .error(WireError(.helloRequired, "the first frame must be HELLO, not PING", request: 1))
+            ]
         )
 
         let second = harness.connect(2)

@@ -74,14 +74,14 @@ struct FrameDecoderTests {
 
     @Test func rejectsBytesLeftAfterTheLastField() {
         let bytes = header(length: 7, type: 0x06) + [1, 0, 0, 0, 9]
-        #expect(throws: WireError(.malformedFrame, "PING body has 1 bytes after its last field")) {
+        #expect(throws: WireError(.malformedFrame, "PING body has 1 bytes after its last field", request: 1)) {
             try Frame.decode(bytes, role: .daemon)
         }
     }
 
     @Test func rejectsUndefinedFlags() {
         let bytes = header(length: 6, type: 0x06, flags: 0x01) + [1, 0, 0, 0]
-        #expect(throws: WireError(.invalidFlags, "PING has undefined flag bits set (0x1)")) {
+        #expect(throws: WireError(.invalidFlags, "PING has undefined flag bits set (0x1)", request: 1)) {
             try Frame.decode(bytes, role: .daemon)
         }
     }

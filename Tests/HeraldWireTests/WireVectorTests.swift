@@ -29,6 +29,7 @@ struct WireVectorTests {
                 retain: true
             )
         ),
+        "will-withdraw": .will(.init(request: 15, delayMilliseconds: 0, name: "", payload: [])),
         "monitor": .monitor(.init(request: 13)),
         "names": .names(.init(request: 14)),
         "names-report": .namesReport(.init(request: 14, names: ["session.didBecomeActive", "session.state"])),
@@ -62,6 +63,9 @@ struct WireVectorTests {
         "ack": .ack(.init(request: 1, sequence: 41)),
         "dropped": .dropped(.init(count: 3, firstSequence: 100, lastSequence: 104)),
         "error": .error(WireError(.invalidName, #"invalid name "a..b": empty segment at byte 2"#)),
+        "error-answering": .error(
+            WireError(.invalidFlags, "PING has undefined flag bits set (0x1)", request: 10)
+        ),
         "status-report": .statusReport(
             .init(
                 request: 11,
