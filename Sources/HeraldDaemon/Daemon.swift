@@ -55,6 +55,16 @@ struct Daemon: ~Copyable {
     /// Descriptors of channels that are closing, for the deadline check.
     var closing: Set<Int32> = []
     var acceptResumesAt: UInt64?
+    /// When each connection still without `HELLO` times out (`--hello-timeout-ms`).
+    var handshakes = HandshakeDeadlines()
+    /// Connections counted as waiting to complete `HELLO` (`Channel.awaitingHello`), for
+    /// `--max-incomplete-connections`.
+    var incompleteChannels = 0
+    /// Connections accepted so far: the next one's `Channel.serial`.
+    var acceptedCount: UInt64 = 0
+    /// Whether connections are being refused for `--max-incomplete-connections`, so that is logged once per episode
+    /// rather than once per connection.
+    var refusingIncomplete = false
     /// Reused each turn for the connections with new output.
     var dirty: [ConnectionID] = []
     /// Reused for connections whose queue passed half its bound mid-batch.
@@ -179,6 +189,11 @@ struct Daemon: ~Copyable {
     /// Runs until SIGTERM or SIGINT, then flushes within the bound and returns.
     mutating func run() {
         logger.notice("ready on \(options.socketPath) (pid \(ProcessIdentity.currentPID()))")
+        logger.info(
+            "connections: up to \(options.bounds.maxConnections) per uid (descriptor limit \(options.descriptorLimit)), "
+                + "\(options.maxIncompleteConnections) at once before HELLO, each allowed "
+                + "\(options.helloTimeoutMilliseconds) ms to send it"
+        )
         notifySystemdReady(path: options.socketPath)
         while true {
             let count = waitForEvents()
@@ -261,13 +276,14 @@ struct Daemon: ~Copyable {
     }
 
     private func nextTimeout() -> Int32 {
-        if shutdownDeadline != nil || acceptResumesAt != nil || !closing.isEmpty { return 100 }
-        if broker.hasPendingWills, let due = broker.nextWillDeadline {
-            let now = SystemClock.monotonicNanoseconds()
-            // Round up, so the wake-up is never early and the loop does not spin on a 0 ms wait.
-            return due <= now ? 0 : Int32(clamping: (due - now + 999_999) / 1_000_000)
-        }
-        return -1
+        let polling = shutdownDeadline != nil || acceptResumesAt != nil || !closing.isEmpty
+        var due = handshakes.nextDeadline
+        if broker.hasPendingWills, let will = broker.nextWillDeadline { due = min(due ?? will, will) }
+        guard let due else { return polling ? 100 : -1 }
+        let now = SystemClock.monotonicNanoseconds()
+        // Round up, so the wake-up is never early and the loop does not spin on a 0 ms wait.
+        let milliseconds = due <= now ? 0 : Int32(clamping: (due - now + 999_999) / 1_000_000)
+        return polling ? min(100, milliseconds) : milliseconds
     }
 
     /// The daemon crossed `--max-queued-bytes`, one way or the other: stop or resume reading everyone.
@@ -348,8 +364,11 @@ struct Daemon: ~Copyable {
 
     private mutating func checkDeadlines() {
         // Most turns have nothing due: no clock read then.
-        guard broker.hasPendingWills || acceptResumesAt != nil || !closing.isEmpty else { return }
+        guard broker.hasPendingWills || acceptResumesAt != nil || !closing.isEmpty || !handshakes.isEmpty else {
+            return
+        }
         let now = SystemClock.monotonicNanoseconds()
+        expireHandshakes(now: now)
         let posted = broker.postDueWills(monotonicNow: now, realtimeNow: SystemClock.realtimeNanoseconds())
         if posted > 0 { logger.info("posted \(posted) will\(posted == 1 ? "" : "s")") }
         if let resume = acceptResumesAt, now >= resume, let listener {

@@ -17,8 +17,30 @@ struct DaemonOptions {
     /// Under load (see `Daemon.waitForEvents`), how long heraldd lets input gather before it waits for more
     /// (`--coalesce-us`); 0 turns it off.
     var coalesceNanoseconds: UInt64 = 20_000
+    /// How long a connection may stay without completing `HELLO` before it is closed with `HELLO_TIMEOUT`
+    /// (`--hello-timeout-ms`).
+    var helloTimeoutMilliseconds = DaemonOptions.defaultHelloTimeoutMilliseconds
+    /// How many connections, of all uids, may be waiting to complete `HELLO` at once
+    /// (`--max-incomplete-connections`); past it a new connection is refused with `TOO_MANY_CONNECTIONS`.
+    var maxIncompleteConnections = DaemonOptions.defaultMaxIncompleteConnections
+    /// The soft `RLIMIT_NOFILE` heraldd runs with, for its startup line.
+    var descriptorLimit: UInt64
 
     static let version = "0.1.0"
+    static let defaultHelloTimeoutMilliseconds = 5000
+    static let defaultMaxIncompleteConnections = 1024
+    /// Descriptors kept back from the connections' default (`--max-connections`): the listener, epoll, the signalfd,
+    /// the lock, io_uring, standard streams, and what is opened later (plugins).
+    static let reservedDescriptors = 64
+
+    /// `--max-connections` when not given: as many as the descriptor limit leaves after ``reservedDescriptors``.
+    ///
+    /// - Parameter descriptorLimit: the soft `RLIMIT_NOFILE` in force, after heraldd raised it to the hard limit.
+    static func defaultMaxConnections(descriptorLimit: UInt64) -> Int {
+        let available =
+            descriptorLimit > UInt64(reservedDescriptors) ? descriptorLimit - UInt64(reservedDescriptors) : 1
+        return Int(min(available, 1_000_000))
+    }
 
     static let spec = CommandSpec(
         name: "heraldd",
@@ -72,7 +94,19 @@ struct DaemonOptions {
                 long: "max-connections",
                 valueName: "count",
                 help: "Connections one uid may hold at once.",
-                defaultDescription: "\(Limits.defaultMaxConnections)"
+                defaultDescription: "the descriptor limit, raised to its hard limit, less \(reservedDescriptors)"
+            ),
+            OptionSpec(
+                long: "max-incomplete-connections",
+                valueName: "count",
+                help: "Connections that may be waiting to complete HELLO at once; past it new ones are refused.",
+                defaultDescription: "\(defaultMaxIncompleteConnections)"
+            ),
+            OptionSpec(
+                long: "hello-timeout-ms",
+                valueName: "milliseconds",
+                help: "Close a connection that has not completed HELLO this long after connecting.",
+                defaultDescription: "\(defaultHelloTimeoutMilliseconds)"
             ),
             OptionSpec(
                 long: "max-queued-bytes",
@@ -96,8 +130,11 @@ struct DaemonOptions {
 
     /// Builds the options from parsed arguments.
     ///
+    /// - Parameter descriptorLimit: the soft `RLIMIT_NOFILE` heraldd runs with, which sets the default of
+    ///   `--max-connections`.
     /// - Throws: `UsageError` for a value out of range.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
+    init(_ arguments: ParsedArguments, descriptorLimit: UInt64) throws(UsageError) {
+        self.descriptorLimit = descriptorLimit
         let explicit = arguments.value("socket")
         socketIsExplicit = explicit != nil
         socketPath = SocketPath.resolve(explicit: explicit)
@@ -116,7 +153,13 @@ struct DaemonOptions {
             try arguments.int("max-subscriptions", range: 1...65535) ?? Limits.defaultMaxSubscriptions
         bounds.maxRetained = try arguments.int("max-retained", range: 0...1_000_000) ?? Limits.defaultMaxRetained
         bounds.maxConnections =
-            try arguments.int("max-connections", range: 1...1_000_000) ?? Limits.defaultMaxConnections
+            try arguments.int("max-connections", range: 1...1_000_000)
+            ?? Self.defaultMaxConnections(descriptorLimit: descriptorLimit)
+        maxIncompleteConnections =
+            try arguments.int("max-incomplete-connections", range: 1...1_000_000)
+            ?? Self.defaultMaxIncompleteConnections
+        helloTimeoutMilliseconds =
+            try arguments.int("hello-timeout-ms", range: 10...3_600_000) ?? Self.defaultHelloTimeoutMilliseconds
         bounds.maxQueuedBytes =
             try arguments.int("max-queued-bytes", range: 65536...(1 << 40)) ?? Limits.defaultMaxQueuedBytes
         sendBatching = !arguments.flag("no-send-batching")

@@ -1,0 +1,107 @@
+import Foundation
+import HeraldPosix
+import HeraldTestSupport
+import HeraldWire
+import Testing
+
+/// Issue 15, "Degraded": connections that never say HELLO, signals heraldd has no use for, the default connection
+/// limit, and the socket file at shutdown, each against the real heraldd.
+struct ReliabilityDaemonLimitsTests {
+    /// How late past its deadline a timed-out connection may be told so, on a loaded 2-core machine.
+    static let slack: Duration = .seconds(2)
+
+    @Test func closesAConnectionThatSendsNoHelloWithHelloTimeout() async throws {
+        let daemon = try await TestDaemon.start(arguments: ["--hello-timeout-ms", "300"])
+        let path = daemon.socketPath
+        try await blocking {
+            let healthy = try WireClient.ready(socketPath: path)
+            try healthy.subscribe(1, "limits.*")
+            let silent = try WireClient(socketPath: path)
+            // Half a HELLO is no HELLO: a client that trickles its first frame is timed out too.
+            let trickling = try WireClient(socketPath: path)
+            try trickling.sendBytes(Array(Frame.hello(.init(client: "slow")).encoded().prefix(5)))
+            let connected = ContinuousClock.now
+            for client in [silent, trickling] {
+                let frame = try client.receive()
+                guard case .error(let error)? = frame else {
+                    Issue.record("expected HELLO_TIMEOUT, got \(String(describing: frame))")
+                    return
+                }
+                #expect(error.code == .helloTimeout)
+                #expect(error.code.rawValue == 25)
+                #expect(error.reason == "no HELLO within 300 ms of connecting")
+                #expect(try client.receive() == nil, "the connection is closed after the error")
+            }
+            let waited = ContinuousClock.now - connected
+            #expect(waited >= .milliseconds(250), "timed out after \(waited), before the 300 ms bound")
+            #expect(waited < .milliseconds(300) + Self.slack, "timed out only after \(waited)")
+            // The healthy client has been idle longer than the timeout too, and is not touched: it is past HELLO.
+            try healthy.post("limits.after", "still here")
+            guard case .notify(let notify)? = try healthy.receive() else {
+                Issue.record("the healthy subscriber lost its subscription")
+                return
+            }
+            #expect(notify.name == "limits.after")
+        }
+        #expect(daemon.process.exitStatus == nil)
+    }
+
+    @Test func idleConnectionsPastTheIncompleteCapCannotHurtEstablishedClients() async throws {
+        let cap = 8
+        let daemon = try await TestDaemon.start(
+            arguments: ["--max-incomplete-connections", "\(cap)", "--hello-timeout-ms", "1500"]
+        )
+        let path = daemon.socketPath
+        try await blocking {
+            let healthy = try WireClient.ready(socketPath: path)
+            let idle = try (0..<cap).map { _ in try WireClient(socketPath: path) }
+            // Accepted in order, after the idle ones, while they all still wait: refused, and told why.
+            let refused = try WireClient(socketPath: path)
+            let frame = try refused.receive()
+            guard case .error(let error)? = frame else {
+                Issue.record("the connection past the cap was not refused: \(String(describing: frame))")
+                return
+            }
+            #expect(error.code == .tooManyConnections)
+            #expect(error.reason.contains("waiting to complete HELLO"))
+            #expect(try refused.receive() == nil)
+            // The established client keeps being answered promptly meanwhile.
+            for request in UInt32(1)...20 {
+                let started = ContinuousClock.now
+                try healthy.post("limits.healthy", request: request)
+                let roundTrip = ContinuousClock.now - started
+                #expect(roundTrip < .milliseconds(100), "a healthy round trip took \(roundTrip)")
+            }
+            // Once the idle ones have timed out, new clients are accepted again.
+            for client in idle {
+                guard case .error(let timeout)? = try client.receive() else {
+                    Issue.record("an idle connection was not timed out")
+                    return
+                }
+                #expect(timeout.code == .helloTimeout)
+            }
+            let newcomer = try WireClient.ready(socketPath: path)
+            try newcomer.post("limits.newcomer")
+            try healthy.post("limits.healthy", request: 99)
+        }
+        #expect(daemon.process.exitStatus == nil)
+    }
+
+    @Test func acceptsAThousandClientsUnderDefaultFlags() async throws {
+        // Each client is a descriptor of this test process: take the hard limit, as heraldd does for itself.
+        let limit = try DescriptorLimit.raiseSoftToHard()
+        let count = min(1000, Int(clamping: limit.soft) - 256)
+        #expect(count > 256, "the descriptor limit (\(limit.soft)) is too low to show a default above 256")
+        guard count > 256 else { return }
+        let daemon = try await TestDaemon.start()
+        let path = daemon.socketPath
+        let report = try await blocking { () -> Frame.StatusReport? in
+            let clients = try (0..<count).map { _ in try WireClient.ready(socketPath: path) }
+            try clients[count - 1].send(.status(.init(request: 3)))
+            guard case .statusReport(let report)? = try clients[count - 1].receive() else { return nil }
+            try clients[0].post("limits.first")
+            return report
+        }
+        #expect(report?.connections == UInt32(count))
+    }
+}
