@@ -2,7 +2,22 @@
 #include "CHeraldShim.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/resource.h>
+
+// MARK: - Signals
+
+int herald_ignore_signals(const int *signals, int count) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = SIG_IGN;
+    sigemptyset(&action.sa_mask);
+    for (int i = 0; i < count; i++) {
+        if (sigaction(signals[i], &action, NULL) < 0) return -1;
+    }
+    return 0;
+}
 
 // MARK: - Descriptor limit
 

@@ -127,9 +127,10 @@ struct Daemon: ~Copyable {
             }
         }
         let listener = Listener(descriptor: listening)
-        // Block SIGTERM and SIGINT before anything else could spawn a thread, and read them from a
-        // descriptor in the loop: no async-signal-safety puzzles.
-        let signals = try SignalFD(signals: [SIGTERM, SIGINT])
+        // Block SIGTERM, SIGINT and SIGHUP before anything else could spawn a thread, and read them from a
+        // descriptor in the loop: no async-signal-safety puzzles. (DaemonMain ignores the signals heraldd has no use
+        // for.)
+        let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP])
         let epoll = try Epoll()
         try epoll.add(listener.descriptor.rawValue, events: .readable, data: Self.listenerTag)
         try epoll.add(signals.rawValue, events: .readable, data: Self.signalTag)
@@ -336,8 +337,19 @@ struct Daemon: ~Copyable {
                 return
             }
             guard let signal else { return }
-            beginShutdown(signal: signal)
+            if signal == SIGHUP {
+                reloadRequested()
+            } else {
+                beginShutdown(signal: signal)
+            }
         }
+    }
+
+    /// SIGHUP: the conventional request to re-read configuration. It never stops heraldd.
+    ///
+    /// heraldd has nothing to re-read yet; the plugin supervisor hooks in here to rescan its plugins.
+    private mutating func reloadRequested() {
+        logger.notice("SIGHUP received: reload requested (nothing to reload yet)")
     }
 
     private mutating func beginShutdown(signal: Int32) {

@@ -37,8 +37,16 @@ public enum DaemonMain {
             Terminal.exit(.usage)
         }
 
-        // Logging to a closed stderr must not kill the daemon; sockets use MSG_NOSIGNAL on their own.
-        signal(SIGPIPE, SIG_IGN)
+        // Logging to a closed stderr must not kill the daemon (sockets use MSG_NOSIGNAL on their own). SIGUSR1,
+        // SIGUSR2 and SIGALRM mean nothing to heraldd, and their default action would end it, losing every retained
+        // value and will and leaving the socket file behind. SIGHUP (reload), SIGTERM and SIGINT are read from a
+        // signalfd in the loop instead (`Daemon.handleSignals`).
+        do {
+            try SignalDisposition.ignore([SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM])
+        } catch {
+            Terminal.writeStderr("heraldd: error: \(error)\n")
+            Terminal.exit(.failure)
+        }
 
         do {
             var daemon = try Daemon(options: options)

@@ -87,6 +87,52 @@ struct ReliabilityDaemonLimitsTests {
         #expect(daemon.process.exitStatus == nil)
     }
 
+    @Test(arguments: [SIGHUP, SIGUSR1, SIGUSR2, SIGALRM])
+    func aSignalOtherThanTermOrIntLeavesTheDaemonRunning(signal: Int32) async throws {
+        let daemon = try await TestDaemon.start()
+        let path = daemon.socketPath
+        try await blocking {
+            let keeper = try WireClient.ready(socketPath: path)
+            try keeper.post("limits.kept", "value", retain: true)
+        }
+        if signal != SIGHUP {
+            // Were the signal blocked (inherited from the test's thread), it would stay pending and prove nothing.
+            #expect(
+                try !Self.blockedSignals(of: daemon.pid).contains(signal),
+                "heraldd runs with signal \(signal) blocked"
+            )
+        }
+        daemon.process.signal(signal)
+        if signal == SIGHUP {
+            try await daemon.process.waitForStderrLine(containing: "SIGHUP received: reload requested")
+        }
+        // A signal whose default action ends the process has ended it by the time kill(2) returns (the kernel
+        // marks the whole process for exit then), so a round trip after it would fail.
+        let retained = try await blocking { () -> [UInt8]? in
+            let client = try WireClient.ready(socketPath: path)
+            try client.send(.get(.init(request: 7, name: "limits.kept")))
+            var payload: [UInt8]?
+            while let frame = try client.receive() {
+                if case .notify(let notify) = frame, notify.retained { payload = notify.payload }
+                if case .ack(let ack) = frame, ack.request == 7 { return payload }
+            }
+            return nil
+        }
+        #expect(retained == Array("value".utf8), "the retained value did not survive signal \(signal)")
+        #expect(daemon.process.exitStatus == nil)
+        #expect(try await daemon.stop(signal: SIGTERM) == 0)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    /// The signals blocked in `pid`'s main thread, from /proc.
+    static func blockedSignals(of pid: Int32) throws -> Set<Int32> {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+            let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { throw TestFailure("no SigBlk for pid \(pid)") }
+        return Set((1...64).filter { mask & (1 << UInt64($0 - 1)) != 0 }.map { Int32($0) })
+    }
+
     @Test func acceptsAThousandClientsUnderDefaultFlags() async throws {
         // Each client is a descriptor of this test process: take the hard limit, as heraldd does for itself.
         let limit = try DescriptorLimit.raiseSoftToHard()

@@ -229,6 +229,11 @@ int herald_tcp_set_nodelay(int fd);
 extern "C" {
 #endif
 
+/// Sets the disposition of each of `signals` (count `count`) to SIG_IGN with
+/// sigaction(2). Returns 0, or -1 with errno (EINVAL for a signal that cannot
+/// be ignored, such as SIGKILL).
+int herald_ignore_signals(const int *signals, int count);
+
 /// Raises the soft RLIMIT_NOFILE to the hard limit (when the hard limit is
 /// RLIM_INFINITY, to the soft limit's largest value the kernel accepts, tried
 /// down from 1048576). On return `*soft` and `*hard` hold the limits now in
