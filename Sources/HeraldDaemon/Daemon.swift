@@ -46,6 +46,9 @@ struct Daemon: ~Copyable {
     let lock: LockFile
     /// Whether systemd bound the listening socket (socket activation): then its path is systemd's to remove.
     let systemdOwnsSocket: Bool
+    /// The socket file heraldd bound itself, removed at shutdown if it is still that file; nil under socket
+    /// activation, and once removed.
+    var socketFile: BoundSocketFile?
     var listener: Listener?
     var channels: [Channel?] = []
     /// Each connection's partial input, by descriptor; apart from `channels` so the broker can be handed a
@@ -109,8 +112,10 @@ struct Daemon: ~Copyable {
             throw StartupError(description: "another heraldd is already running on \(path) (it holds \(path).lock)")
         }
         let listening: FileDescriptor
+        let socketFile: BoundSocketFile?
         if let passed = activated.take() {
             listening = passed
+            socketFile = nil
         } else {
             if UnixSocket.isAlive(path: path) {
                 throw StartupError(description: "another heraldd is already answering on \(path)")
@@ -122,6 +127,11 @@ struct Daemon: ~Copyable {
             }
             do {
                 listening = try UnixSocket.listen(path: path)
+            } catch {
+                throw StartupError(description: "\(error)")
+            }
+            do {
+                socketFile = try BoundSocketFile(boundAt: path)
             } catch {
                 throw StartupError(description: "\(error)")
             }
@@ -139,6 +149,7 @@ struct Daemon: ~Copyable {
             logger: logger,
             lock: lock,
             systemdOwnsSocket: systemdOwnsSocket,
+            socketFile: socketFile,
             listener: listener,
             signals: signals,
             epoll: epoll
@@ -150,6 +161,7 @@ struct Daemon: ~Copyable {
         logger: Logger,
         lock: consuming LockFile,
         systemdOwnsSocket: Bool,
+        socketFile: consuming BoundSocketFile?,
         listener: Listener,
         signals: consuming SignalFD,
         epoll: consuming Epoll
@@ -158,6 +170,7 @@ struct Daemon: ~Copyable {
         self.logger = logger
         self.lock = lock
         self.systemdOwnsSocket = systemdOwnsSocket
+        self.socketFile = socketFile
         self.listener = listener
         self.signals = signals
         self.epoll = epoll
@@ -361,11 +374,17 @@ struct Daemon: ~Copyable {
         }
         acceptResumesAt = nil
         notifySystemdStopping()
-        // A socket systemd bound stays: systemd listens on it again and starts heraldd on the next connection.
-        do {
-            if !systemdOwnsSocket { try SocketDirectory.removeStaleSocket(at: options.socketPath) }
-        } catch {
-            logger.warning("cannot remove \(options.socketPath): \(error)")
+        // A socket systemd bound stays: systemd listens on it again and starts heraldd on the next connection (and
+        // then `socketFile` is nil). The file heraldd bound is removed through its directory's descriptor, and only if
+        // it is still that file: the path may lead elsewhere by now.
+        if let file = socketFile.take() {
+            do {
+                if try !file.remove() {
+                    logger.warning("left \(options.socketPath) alone: it is no longer the socket heraldd bound")
+                }
+            } catch {
+                logger.warning("cannot remove \(options.socketPath): \(error)")
+            }
         }
         broker.shutDown()
         for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {

@@ -150,4 +150,24 @@ struct ReliabilityDaemonLimitsTests {
         }
         #expect(report?.connections == UInt32(count))
     }
+
+    @Test func shutdownLeavesAFileInASymlinkedSocketDirectoryAlone() async throws {
+        let root = TemporaryDirectory()
+        let daemon = try await TestDaemon.start(directory: root, socketName: "d/socket")
+        // Another directory holding a socket file of the same name, which a path-based unlink would remove.
+        try FileManager.default.createDirectory(atPath: root.file("e"), withIntermediateDirectories: false)
+        let decoy = try UnixSocket.listen(path: root.file("e/socket"))
+        decoy.close()
+        // The daemon's directory is renamed away and a symbolic link to the other one put in its place.
+        try FileManager.default.moveItem(atPath: root.file("d"), toPath: root.file("moved"))
+        try FileManager.default.createSymbolicLink(atPath: root.file("d"), withDestinationPath: root.file("e"))
+        #expect(FileManager.default.fileExists(atPath: root.file("moved/socket")))
+
+        #expect(try await daemon.stop(signal: SIGTERM) == 0)
+        var status = stat()
+        #expect(lstat(root.file("e/socket"), &status) == 0, "the file in the link's target was removed")
+        #expect(status.st_mode & S_IFMT == S_IFSOCK)
+        // The socket heraldd bound is removed where it now is.
+        #expect(!FileManager.default.fileExists(atPath: root.file("moved/socket")))
+    }
 }
