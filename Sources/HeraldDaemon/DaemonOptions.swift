@@ -33,13 +33,17 @@ struct DaemonOptions {
     /// the lock, io_uring, standard streams, and what is opened later (plugins).
     static let reservedDescriptors = 64
 
-    /// `--max-connections` when not given: as many as the descriptor limit leaves after ``reservedDescriptors``.
+    /// `--max-connections` when not given: as many as the descriptor limit leaves after ``reservedDescriptors``, and
+    /// never fewer than the protocol's old default of 256.
+    ///
+    /// Under a very low limit the floor lets descriptors, not the count, be the bound: running out pauses accepting
+    /// (`Daemon.acceptConnections`), which is what a limit of 24 should mean, not one connection per uid.
     ///
     /// - Parameter descriptorLimit: the soft `RLIMIT_NOFILE` in force, after heraldd raised it to the hard limit.
     static func defaultMaxConnections(descriptorLimit: UInt64) -> Int {
-        let available =
-            descriptorLimit > UInt64(reservedDescriptors) ? descriptorLimit - UInt64(reservedDescriptors) : 1
-        return Int(min(available, 1_000_000))
+        let reserve = UInt64(reservedDescriptors)
+        let available = descriptorLimit > reserve ? descriptorLimit - reserve : 0
+        return Int(min(max(available, UInt64(Limits.defaultMaxConnections)), 1_000_000))
     }
 
     static let spec = CommandSpec(
@@ -94,7 +98,9 @@ struct DaemonOptions {
                 long: "max-connections",
                 valueName: "count",
                 help: "Connections one uid may hold at once.",
-                defaultDescription: "the descriptor limit, raised to its hard limit, less \(reservedDescriptors)"
+                defaultDescription:
+                    "the descriptor limit, raised to its hard limit, less \(reservedDescriptors); at least "
+                    + "\(Limits.defaultMaxConnections)"
             ),
             OptionSpec(
                 long: "max-incomplete-connections",
