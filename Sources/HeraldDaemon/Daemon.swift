@@ -99,6 +99,11 @@ struct Daemon: ~Copyable {
         // half made.
         let logger = Logger(label: "heraldd", level: options.logLevel)
         let path = options.socketPath
+        // Block SIGTERM, SIGINT and SIGHUP before anything else could spawn a thread, and read them from a
+        // descriptor in the loop: no async-signal-safety puzzles. (DaemonMain ignores the signals heraldd has no use
+        // for.) First of all, so that none of them can end heraldd between binding the socket and the loop, leaving
+        // the socket file behind: one arriving meanwhile waits for the loop.
+        let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP])
         // Under socket activation systemd has bound the socket and owns its path: the directory is still checked and
         // the lock taken, so a daemon started by hand refuses, but the socket is neither probed nor replaced.
         var activated = try Self.takeSocketFromSystemd(configuredPath: path, logger: logger)
@@ -137,10 +142,6 @@ struct Daemon: ~Copyable {
             }
         }
         let listener = Listener(descriptor: listening)
-        // Block SIGTERM, SIGINT and SIGHUP before anything else could spawn a thread, and read them from a
-        // descriptor in the loop: no async-signal-safety puzzles. (DaemonMain ignores the signals heraldd has no use
-        // for.)
-        let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP])
         let epoll = try Epoll()
         try epoll.add(listener.descriptor.rawValue, events: .readable, data: Self.listenerTag)
         try epoll.add(signals.rawValue, events: .readable, data: Self.signalTag)
