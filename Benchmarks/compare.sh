@@ -126,6 +126,10 @@ idle_check() { # idle_check HELLO: a fresh daemon, IDLE_CONNS idle connections, 
     local dir=$TMP/idle$1 before after holder fds limit=()
     # A daemon with a per-uid connection limit (--max-connections) gets one above the check's count.
     "$SWIFT_BIN/heraldd" --help | grep -q -- --max-connections && limit=(--max-connections $((IDLE_CONNS + 16)))
+    # Connections without HELLO are capped and timed out (--max-incomplete-connections, --hello-timeout-ms): the
+    # check holds IDLE_CONNS of them on purpose, so it lifts both.
+    "$SWIFT_BIN/heraldd" --help | grep -q -- --hello-timeout-ms \
+        && limit+=(--max-incomplete-connections $((IDLE_CONNS + 16)) --hello-timeout-ms 600000)
     start_heraldd "$dir" "${limit[@]}" || { log "heraldd did not start for the idle check"; return 1; }
     sleep 0.2
     before=$(rss_kib "$HERALD_PID")

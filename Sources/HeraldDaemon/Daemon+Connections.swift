@@ -44,7 +44,14 @@ extension Daemon {
                     contentsOf: repeatElement(FrameDecoder(role: .daemon), count: Int(fd) + 1 - decoders.count)
                 )
             }
-            channels[Int(fd)] = Channel(descriptor: descriptor, credentials: credentials, interest: .readable)
+            acceptedCount += 1
+            let channel = Channel(
+                descriptor: descriptor,
+                credentials: credentials,
+                interest: .readable,
+                serial: acceptedCount
+            )
+            channels[Int(fd)] = channel
             decoders[Int(fd)] = FrameDecoder(role: .daemon, maxPayload: options.bounds.maxPayload)
             openChannels += 1
             logger.debug("connection \(fd) from pid \(credentials.pid) uid \(credentials.uid)")
@@ -54,6 +61,8 @@ extension Daemon {
                     "refused pid \(credentials.pid) uid \(credentials.uid): not this daemon's user, or over its limit"
                 )
                 beginClosing(fd)
+            } else {
+                awaitHello(channel, fd)
             }
         }
     }
@@ -119,6 +128,7 @@ extension Daemon {
         if offset < chunk.count && channels[Int(fd)] === channel {
             decoders[Int(fd)].append(UnsafeRawBufferPointer(rebasing: chunk[offset...]))
         }
+        if channel.awaitingHello { noteHandshake(channel, fd) }
         updateInterest(fd)
     }
 
@@ -137,6 +147,7 @@ extension Daemon {
                 break
             }
         }
+        if channel.awaitingHello { noteHandshake(channel, fd) }
         updateInterest(fd)
     }
 
@@ -266,6 +277,7 @@ extension Daemon {
         try? epoll.remove(fd)
         broker.connectionClosed(ConnectionID(Int(fd)), monotonicNow: SystemClock.monotonicNanoseconds())
         channels[Int(fd)] = nil
+        if channel.awaitingHello { incompleteChannels -= 1 }
         decoders[Int(fd)] = FrameDecoder(role: .daemon)
         closing.remove(fd)
         openChannels -= 1

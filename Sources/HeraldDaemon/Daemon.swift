@@ -44,8 +44,9 @@ struct Daemon: ~Copyable {
     var epoll: Epoll
     let signals: SignalFD
     let lock: LockFile
-    /// Whether systemd bound the listening socket (socket activation): then its path is systemd's to remove.
-    let systemdOwnsSocket: Bool
+    /// The socket file heraldd bound itself, removed at shutdown if it is still that file; nil under socket
+    /// activation, and once removed.
+    var socketFile: BoundSocketFile?
     var listener: Listener?
     var channels: [Channel?] = []
     /// Each connection's partial input, by descriptor; apart from `channels` so the broker can be handed a
@@ -55,6 +56,16 @@ struct Daemon: ~Copyable {
     /// Descriptors of channels that are closing, for the deadline check.
     var closing: Set<Int32> = []
     var acceptResumesAt: UInt64?
+    /// When each connection still without `HELLO` times out (`--hello-timeout-ms`).
+    var handshakes = HandshakeDeadlines()
+    /// Connections counted as waiting to complete `HELLO` (`Channel.awaitingHello`), for
+    /// `--max-incomplete-connections`.
+    var incompleteChannels = 0
+    /// Connections accepted so far: the next one's `Channel.serial`.
+    var acceptedCount: UInt64 = 0
+    /// Whether connections are being refused for `--max-incomplete-connections`, so that is logged once per episode
+    /// rather than once per connection.
+    var refusingIncomplete = false
     /// Reused each turn for the connections with new output.
     var dirty: [ConnectionID] = []
     /// Reused for connections whose queue passed half its bound mid-batch.
@@ -85,12 +96,16 @@ struct Daemon: ~Copyable {
         // Everything that can fail happens before `self` is initialised: a non-copyable value cannot be left
         // half made.
         let logger = Logger(label: "heraldd", level: options.logLevel)
+        // Block SIGTERM, SIGINT and SIGHUP before anything else could spawn a thread, and read them from a
+        // descriptor in the loop: no async-signal-safety puzzles. (DaemonMain ignores the signals heraldd has no use
+        // for.) First of all, so that none of them can end heraldd between binding the socket and the loop, leaving
+        // the socket file behind: one arriving meanwhile waits for the loop.
+        let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP])
         // Under socket activation systemd has bound the socket and owns its path, which is then the daemon's path
         // whatever the options say: the directory is still checked and the lock taken, so a daemon started by hand
         // refuses, but the socket is neither probed nor replaced.
         var activated = try Self.takeSocketFromSystemd(configuredPath: options.socketPath, logger: logger)
         let path = activated?.path ?? options.socketPath
-        let systemdOwnsSocket = activated != nil
         do {
             try SocketDirectory.prepare(forSocketAt: path)
         } catch {
@@ -100,8 +115,10 @@ struct Daemon: ~Copyable {
             throw StartupError(description: "another heraldd is already running on \(path) (it holds \(path).lock)")
         }
         let listening: FileDescriptor
+        let socketFile: BoundSocketFile?
         if let passed = activated.take() {
             listening = passed.descriptor
+            socketFile = nil
         } else {
             if UnixSocket.isAlive(path: path) {
                 throw StartupError(description: "another heraldd is already answering on \(path)")
@@ -116,11 +133,13 @@ struct Daemon: ~Copyable {
             } catch {
                 throw StartupError(description: "\(error)")
             }
+            do {
+                socketFile = try BoundSocketFile(boundAt: path)
+            } catch {
+                throw StartupError(description: "\(error)")
+            }
         }
         let listener = Listener(descriptor: listening)
-        // Block SIGTERM and SIGINT before anything else could spawn a thread, and read them from a
-        // descriptor in the loop: no async-signal-safety puzzles.
-        let signals = try SignalFD(signals: [SIGTERM, SIGINT])
         let epoll = try Epoll()
         try epoll.add(listener.descriptor.rawValue, events: .readable, data: Self.listenerTag)
         try epoll.add(signals.rawValue, events: .readable, data: Self.signalTag)
@@ -130,7 +149,7 @@ struct Daemon: ~Copyable {
             options: options,
             logger: logger,
             lock: lock,
-            systemdOwnsSocket: systemdOwnsSocket,
+            socketFile: socketFile,
             listener: listener,
             signals: signals,
             epoll: epoll
@@ -141,7 +160,7 @@ struct Daemon: ~Copyable {
         options: DaemonOptions,
         logger: Logger,
         lock: consuming LockFile,
-        systemdOwnsSocket: Bool,
+        socketFile: consuming BoundSocketFile?,
         listener: Listener,
         signals: consuming SignalFD,
         epoll: consuming Epoll
@@ -149,7 +168,7 @@ struct Daemon: ~Copyable {
         self.options = options
         self.logger = logger
         self.lock = lock
-        self.systemdOwnsSocket = systemdOwnsSocket
+        self.socketFile = socketFile
         self.listener = listener
         self.signals = signals
         self.epoll = epoll
@@ -182,6 +201,11 @@ struct Daemon: ~Copyable {
     /// Runs until SIGTERM or SIGINT, then flushes within the bound and returns.
     mutating func run() {
         logger.notice("ready on \(options.socketPath) (pid \(ProcessIdentity.currentPID()))")
+        logger.info(
+            "connections: up to \(options.bounds.maxConnections) per uid (descriptor limit \(options.descriptorLimit)), "
+                + "\(options.maxIncompleteConnections) at once before HELLO, each allowed "
+                + "\(options.helloTimeoutMilliseconds) ms to send it"
+        )
         notifySystemdReady(path: options.socketPath)
         while true {
             let count = waitForEvents()
@@ -264,13 +288,14 @@ struct Daemon: ~Copyable {
     }
 
     private func nextTimeout() -> Int32 {
-        if shutdownDeadline != nil || acceptResumesAt != nil || !closing.isEmpty { return 100 }
-        if broker.hasPendingWills, let due = broker.nextWillDeadline {
-            let now = SystemClock.monotonicNanoseconds()
-            // Round up, so the wake-up is never early and the loop does not spin on a 0 ms wait.
-            return due <= now ? 0 : Int32(clamping: (due - now + 999_999) / 1_000_000)
-        }
-        return -1
+        let polling = shutdownDeadline != nil || acceptResumesAt != nil || !closing.isEmpty
+        var due = handshakes.nextDeadline
+        if broker.hasPendingWills, let will = broker.nextWillDeadline { due = min(due ?? will, will) }
+        guard let due else { return polling ? 100 : -1 }
+        let now = SystemClock.monotonicNanoseconds()
+        // Round up, so the wake-up is never early and the loop does not spin on a 0 ms wait.
+        let milliseconds = due <= now ? 0 : Int32(clamping: (due - now + 999_999) / 1_000_000)
+        return polling ? min(100, milliseconds) : milliseconds
     }
 
     /// The daemon crossed `--max-queued-bytes`, one way or the other: stop or resume reading everyone.
@@ -323,8 +348,19 @@ struct Daemon: ~Copyable {
                 return
             }
             guard let signal else { return }
-            beginShutdown(signal: signal)
+            if signal == SIGHUP {
+                reloadRequested()
+            } else {
+                beginShutdown(signal: signal)
+            }
         }
+    }
+
+    /// SIGHUP: the conventional request to re-read configuration. It never stops heraldd.
+    ///
+    /// heraldd has nothing to re-read yet; the plugin supervisor hooks in here to rescan its plugins.
+    private mutating func reloadRequested() {
+        logger.notice("SIGHUP received: reload requested (nothing to reload yet)")
     }
 
     private mutating func beginShutdown(signal: Int32) {
@@ -336,11 +372,17 @@ struct Daemon: ~Copyable {
         }
         acceptResumesAt = nil
         notifySystemdStopping()
-        // A socket systemd bound stays: systemd listens on it again and starts heraldd on the next connection.
-        do {
-            if !systemdOwnsSocket { try SocketDirectory.removeStaleSocket(at: options.socketPath) }
-        } catch {
-            logger.warning("cannot remove \(options.socketPath): \(error)")
+        // A socket systemd bound stays: systemd listens on it again and starts heraldd on the next connection (and
+        // then `socketFile` is nil). The file heraldd bound is removed through its directory's descriptor, and only if
+        // it is still that file: the path may lead elsewhere by now.
+        if let file = socketFile.take() {
+            do {
+                if try !file.remove() {
+                    logger.warning("left \(options.socketPath) alone: it is no longer the socket heraldd bound")
+                }
+            } catch {
+                logger.warning("cannot remove \(options.socketPath): \(error)")
+            }
         }
         broker.shutDown()
         for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
@@ -351,8 +393,11 @@ struct Daemon: ~Copyable {
 
     private mutating func checkDeadlines() {
         // Most turns have nothing due: no clock read then.
-        guard broker.hasPendingWills || acceptResumesAt != nil || !closing.isEmpty else { return }
+        guard broker.hasPendingWills || acceptResumesAt != nil || !closing.isEmpty || !handshakes.isEmpty else {
+            return
+        }
         let now = SystemClock.monotonicNanoseconds()
+        expireHandshakes(now: now)
         let posted = broker.postDueWills(monotonicNow: now, realtimeNow: SystemClock.realtimeNanoseconds())
         if posted > 0 { logger.info("posted \(posted) will\(posted == 1 ? "" : "s")") }
         if let resume = acceptResumesAt, now >= resume, let listener {

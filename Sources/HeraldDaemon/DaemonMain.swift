@@ -1,4 +1,5 @@
 import HeraldArguments
+import HeraldPosix
 
 #if canImport(Glibc)
 import Glibc
@@ -17,6 +18,9 @@ public enum DaemonMain {
     /// - Parameter arguments: The command line after the program name.
     public static func run(arguments: [String]) -> Never {
         let options: DaemonOptions
+        // Connections are bounded by descriptors: take all the hard limit allows before the default of
+        // --max-connections is derived from it. heraldd uses epoll, never select, so no FD_SETSIZE holds it back.
+        let descriptorLimit = (try? DescriptorLimit.raiseSoftToHard()) ?? DescriptorLimit(soft: 1024, hard: 1024)
         do {
             switch try DaemonOptions.spec.parse(arguments) {
             case .help:
@@ -26,15 +30,23 @@ public enum DaemonMain {
                 Terminal.writeStdout("heraldd \(DaemonOptions.version)\n")
                 Terminal.exit(.success)
             case .run(let parsed):
-                options = try DaemonOptions(parsed)
+                options = try DaemonOptions(parsed, descriptorLimit: descriptorLimit.soft)
             }
         } catch {
             Terminal.writeStderr(DaemonOptions.spec.errorText(error))
             Terminal.exit(.usage)
         }
 
-        // Logging to a closed stderr must not kill the daemon; sockets use MSG_NOSIGNAL on their own.
-        signal(SIGPIPE, SIG_IGN)
+        // Logging to a closed stderr must not kill the daemon (sockets use MSG_NOSIGNAL on their own). SIGUSR1,
+        // SIGUSR2 and SIGALRM mean nothing to heraldd, and their default action would end it, losing every retained
+        // value and will and leaving the socket file behind. SIGHUP (reload), SIGTERM and SIGINT are read from a
+        // signalfd in the loop instead (`Daemon.handleSignals`).
+        do {
+            try SignalDisposition.ignore([SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM])
+        } catch {
+            Terminal.writeStderr("heraldd: error: \(error)\n")
+            Terminal.exit(.failure)
+        }
 
         do {
             var daemon = try Daemon(options: options)

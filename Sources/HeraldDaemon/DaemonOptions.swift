@@ -17,8 +17,34 @@ struct DaemonOptions {
     /// Under load (see `Daemon.waitForEvents`), how long heraldd lets input gather before it waits for more
     /// (`--coalesce-us`); 0 turns it off.
     var coalesceNanoseconds: UInt64 = 20_000
+    /// How long a connection may stay without completing `HELLO` before it is closed with `HELLO_TIMEOUT`
+    /// (`--hello-timeout-ms`).
+    var helloTimeoutMilliseconds = DaemonOptions.defaultHelloTimeoutMilliseconds
+    /// How many connections, of all uids, may be waiting to complete `HELLO` at once
+    /// (`--max-incomplete-connections`); past it a new connection is refused with `TOO_MANY_CONNECTIONS`.
+    var maxIncompleteConnections = DaemonOptions.defaultMaxIncompleteConnections
+    /// The soft `RLIMIT_NOFILE` heraldd runs with, for its startup line.
+    var descriptorLimit: UInt64
 
     static let version = "0.1.0"
+    static let defaultHelloTimeoutMilliseconds = 5000
+    static let defaultMaxIncompleteConnections = 1024
+    /// Descriptors kept back from the connections' default (`--max-connections`): the listener, epoll, the signalfd,
+    /// the lock, io_uring, standard streams, and what is opened later (plugins).
+    static let reservedDescriptors = 64
+
+    /// `--max-connections` when not given: as many as the descriptor limit leaves after ``reservedDescriptors``, and
+    /// never fewer than the protocol's old default of 256.
+    ///
+    /// Under a very low limit the floor lets descriptors, not the count, be the bound: running out pauses accepting
+    /// (`Daemon.acceptConnections`), which is what a limit of 24 should mean, not one connection per uid.
+    ///
+    /// - Parameter descriptorLimit: the soft `RLIMIT_NOFILE` in force, after heraldd raised it to the hard limit.
+    static func defaultMaxConnections(descriptorLimit: UInt64) -> Int {
+        let reserve = UInt64(reservedDescriptors)
+        let available = descriptorLimit > reserve ? descriptorLimit - reserve : 0
+        return Int(min(max(available, UInt64(Limits.defaultMaxConnections)), 1_000_000))
+    }
 
     static let spec = CommandSpec(
         name: "heraldd",
@@ -72,7 +98,21 @@ struct DaemonOptions {
                 long: "max-connections",
                 valueName: "count",
                 help: "Connections one uid may hold at once.",
-                defaultDescription: "\(Limits.defaultMaxConnections)"
+                defaultDescription:
+                    "the descriptor limit, raised to its hard limit, less \(reservedDescriptors); at least "
+                    + "\(Limits.defaultMaxConnections)"
+            ),
+            OptionSpec(
+                long: "max-incomplete-connections",
+                valueName: "count",
+                help: "Connections that may be waiting to complete HELLO at once; past it new ones are refused.",
+                defaultDescription: "\(defaultMaxIncompleteConnections)"
+            ),
+            OptionSpec(
+                long: "hello-timeout-ms",
+                valueName: "milliseconds",
+                help: "Close a connection that has not completed HELLO this long after connecting.",
+                defaultDescription: "\(defaultHelloTimeoutMilliseconds)"
             ),
             OptionSpec(
                 long: "max-queued-bytes",
@@ -96,8 +136,11 @@ struct DaemonOptions {
 
     /// Builds the options from parsed arguments.
     ///
+    /// - Parameter descriptorLimit: the soft `RLIMIT_NOFILE` heraldd runs with, which sets the default of
+    ///   `--max-connections`.
     /// - Throws: `UsageError` for a value out of range.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
+    init(_ arguments: ParsedArguments, descriptorLimit: UInt64) throws(UsageError) {
+        self.descriptorLimit = descriptorLimit
         let explicit = arguments.value("socket")
         socketIsExplicit = explicit != nil
         socketPath = SocketPath.resolve(explicit: explicit)
@@ -116,7 +159,13 @@ struct DaemonOptions {
             try arguments.int("max-subscriptions", range: 1...65535) ?? Limits.defaultMaxSubscriptions
         bounds.maxRetained = try arguments.int("max-retained", range: 0...1_000_000) ?? Limits.defaultMaxRetained
         bounds.maxConnections =
-            try arguments.int("max-connections", range: 1...1_000_000) ?? Limits.defaultMaxConnections
+            try arguments.int("max-connections", range: 1...1_000_000)
+            ?? Self.defaultMaxConnections(descriptorLimit: descriptorLimit)
+        maxIncompleteConnections =
+            try arguments.int("max-incomplete-connections", range: 1...1_000_000)
+            ?? Self.defaultMaxIncompleteConnections
+        helloTimeoutMilliseconds =
+            try arguments.int("hello-timeout-ms", range: 10...3_600_000) ?? Self.defaultHelloTimeoutMilliseconds
         bounds.maxQueuedBytes =
             try arguments.int("max-queued-bytes", range: 65536...(1 << 40)) ?? Limits.defaultMaxQueuedBytes
         sendBatching = !arguments.flag("no-send-batching")

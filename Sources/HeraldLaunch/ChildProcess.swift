@@ -86,7 +86,7 @@ public final class ChildProcess: Sendable {
         process.terminationHandler = { process in
             ChildProcess.terminated(status: process.terminationStatus, state: state)
         }
-        try process.run()
+        try Self.runWithNoSignalsBlocked(process)
         self.pid = process.processIdentifier
     }
 
@@ -121,6 +121,28 @@ public final class ChildProcess: Sendable {
             info._sifields._sigchld.si_pid == pid
         else { return }
         ChildProcess.terminated(status: info._sifields._sigchld.si_status, state: box)
+    }
+
+    /// Starts `process` from a thread that blocks no signal, so the child starts with none blocked, as it would from a
+    /// shell or systemd.
+    ///
+    /// A child inherits the signal mask of the thread that spawns it, and the threads of Swift's concurrency pool and
+    /// libdispatch block SIGHUP, SIGUSR1, SIGUSR2, SIGALRM and more: a daemon spawned from one of them would never see
+    /// those signals, and a test sending them would prove nothing.
+    private static func runWithNoSignalsBlocked(_ process: Process) throws {
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            let result = Result { try process.run() }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        try outcome.withLock { $0! }.get()
     }
 
     private static func collect(_ data: Data, into path: KeyPath<State, Output>, state box: Box) {

@@ -15,7 +15,8 @@ public enum Limits {
     public static let defaultMaxRetained = 10000
     /// The default bound of one connection's outgoing queue, in bytes.
     public static let defaultQueueBytes = 4 << 20
-    /// The default number of connections one uid may hold.
+    /// The broker's default number of connections one uid may hold; heraldd derives its own default from its
+    /// descriptor limit instead (`--max-connections`).
     public static let defaultMaxConnections = 256
     /// The default bound of the frames queued for all connections together, in bytes.
     public static let defaultMaxQueuedBytes = 256 << 20

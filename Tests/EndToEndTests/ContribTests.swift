@@ -8,7 +8,7 @@ struct ContribTests {
     static let heralddFlags = [
         "--socket", "--log-level", "--queue-bytes", "--max-payload", "--max-name-bytes", "--max-subscriptions",
         "--max-retained", "--max-connections", "--max-queued-bytes", "--no-send-batching", "--coalesce-us", "--version",
-        "--help",
+        "--help", "--max-incomplete-connections", "--hello-timeout-ms",
     ]
     static let subcommands = ["post", "observe", "wait", "get", "status", "monitor", "names", "demo", "help"]
     static let observeFlags = [

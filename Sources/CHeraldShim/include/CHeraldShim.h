@@ -217,3 +217,32 @@ int herald_tcp_set_nodelay(int fd);
 #endif
 
 #endif  // C_HERALD_SHIM_TCP_H
+
+// MARK: - Process-wide settings (process.c): signal dispositions and the
+// descriptor limit, which heraldd sets once at start.
+#ifndef C_HERALD_SHIM_PROCESS_H
+#define C_HERALD_SHIM_PROCESS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Sets the disposition of each of `signals` (count `count`) to SIG_IGN with
+/// sigaction(2). Returns 0, or -1 with errno (EINVAL for a signal that cannot
+/// be ignored, such as SIGKILL).
+int herald_ignore_signals(const int *signals, int count);
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit (when the hard limit is
+/// RLIM_INFINITY, to the soft limit's largest value the kernel accepts, tried
+/// down from 1048576). On return `*soft` and `*hard` hold the limits now in
+/// force, whether or not raising succeeded. Returns 0, or -1 with errno when
+/// even reading the limits failed.
+int herald_raise_descriptor_limit(uint64_t *soft, uint64_t *hard);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // C_HERALD_SHIM_PROCESS_H

@@ -1,0 +1,69 @@
+import HeraldBroker
+import HeraldPosix
+
+/// The bounds on connections that have not completed `HELLO`: each gets `--hello-timeout-ms` to send it, and at most
+/// `--max-incomplete-connections` may be waiting at once. Connections that never speak then hold a place for a
+/// bounded time only, and cannot take every place from the clients that do (dbus-daemon bounds its incomplete
+/// connections the same two ways).
+extension Daemon {
+    /// A connection was accepted and opened in the broker: count it as waiting for `HELLO` and start its timeout, or
+    /// refuse it when too many are waiting already.
+    mutating func awaitHello(_ channel: Channel, _ fd: Int32) {
+        let id = ConnectionID(Int(fd))
+        if incompleteChannels >= options.maxIncompleteConnections {
+            if !refusingIncomplete {
+                refusingIncomplete = true
+                logger.warning(
+                    "\(incompleteChannels) connections have not completed HELLO: refusing new ones until fewer wait "
+                        + "(--max-incomplete-connections)"
+                )
+            }
+            if broker.tooManyIncompleteConnections(id, limit: options.maxIncompleteConnections) == .closeAfterFlush {
+                beginClosing(fd)
+            }
+            return
+        }
+        channel.awaitingHello = true
+        incompleteChannels += 1
+        let timeout = UInt64(options.helloTimeoutMilliseconds) * 1_000_000
+        handshakes.append(
+            .init(descriptor: fd, serial: channel.serial, deadline: SystemClock.monotonicNanoseconds() + timeout)
+        )
+    }
+
+    /// After the broker took some of a waiting connection's frames: stop counting it once its handshake is over
+    /// (answered with `WELCOME`, or failed and closing).
+    mutating func noteHandshake(_ channel: Channel, _ fd: Int32) {
+        guard channels[Int(fd)] === channel, !broker.isAwaitingHello(ConnectionID(Int(fd))) else { return }
+        stopAwaitingHello(channel)
+    }
+
+    /// Closes, with `HELLO_TIMEOUT`, every connection whose handshake deadline has passed at `now` and that is still
+    /// waiting for its `HELLO`.
+    mutating func expireHandshakes(now: UInt64) {
+        while let entry = handshakes.takeDue(now: now) {
+            let fd = entry.descriptor
+            guard let channel = channels[Int(fd)], channel.serial == entry.serial, channel.awaitingHello else {
+                continue
+            }
+            stopAwaitingHello(channel)
+            let id = ConnectionID(Int(fd))
+            if broker.helloTimedOut(id, afterMilliseconds: options.helloTimeoutMilliseconds) == .closeAfterFlush {
+                logger.info(
+                    "connection \(fd) (pid \(channel.credentials.pid)) sent no HELLO within "
+                        + "\(options.helloTimeoutMilliseconds) ms: closing it"
+                )
+                beginClosing(fd)
+            }
+        }
+    }
+
+    private mutating func stopAwaitingHello(_ channel: Channel) {
+        channel.awaitingHello = false
+        incompleteChannels -= 1
+        if refusingIncomplete && incompleteChannels < options.maxIncompleteConnections {
+            refusingIncomplete = false
+            logger.notice("fewer connections wait for HELLO: accepting new ones again")
+        }
+    }
+}
