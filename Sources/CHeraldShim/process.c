@@ -42,3 +42,130 @@ int herald_raise_descriptor_limit(uint64_t *soft, uint64_t *hard) {
     *hard = limit.rlim_max == RLIM_INFINITY ? UINT64_MAX : (uint64_t)limit.rlim_max;
     return 0;
 }
+
+// MARK: - Child processes
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+// Only async-signal-safe calls between fork and execve: the daemon may have other threads (io_uring's are the
+// kernel's, but a library's could be anywhere), and only the forking thread exists in the child.
+static void herald_spawn_child(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                               int stdout_fd, int stderr_fd, uint64_t nofile_soft, pid_t parent, int report) {
+    int error;
+    (void)setsid();
+#ifdef __linux__
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) goto failed;
+#endif
+    // The daemon may have died between fork and prctl: then nobody would kill us later.
+    if (getppid() != parent) _exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) goto failed;
+    struct sigaction standard;
+    memset(&standard, 0, sizeof standard);
+    standard.sa_handler = SIG_DFL;
+    sigemptyset(&standard.sa_mask);
+    for (int number = 1; number < NSIG; number++) {
+        (void)sigaction(number, &standard, NULL);  // EINVAL for SIGKILL, SIGSTOP and the libc's own: fine
+    }
+    if (nofile_soft != 0) {
+        struct rlimit limit;
+        if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && (rlim_t)nofile_soft < limit.rlim_cur) {
+            limit.rlim_cur = (rlim_t)nofile_soft;
+            (void)setrlimit(RLIMIT_NOFILE, &limit);
+        }
+    }
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0) goto failed;
+    if (dup2(null, 0) < 0 || dup2(stdout_fd, 1) < 0 || dup2(stderr_fd, 2) < 0) goto failed;
+    if (cwd != NULL && chdir(cwd) < 0) goto failed;
+    execve(path, argv, envp);
+failed:
+    error = errno;
+    while (write(report, &error, sizeof error) < 0 && errno == EINTR) {
+    }
+    _exit(127);
+}
+
+pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdout_fd,
+                   int stderr_fd, uint64_t nofile_soft) {
+    int report[2];
+#ifdef __linux__
+    if (pipe2(report, O_CLOEXEC) < 0) return -1;
+#else
+    if (pipe(report) < 0) return -1;
+    (void)fcntl(report[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(report[1], F_SETFD, FD_CLOEXEC);
+#endif
+    pid_t parent = getpid();
+    pid_t child = fork();
+    if (child < 0) {
+        int error = errno;
+        close(report[0]);
+        close(report[1]);
+        errno = error;
+        return -1;
+    }
+    if (child == 0) {
+        close(report[0]);
+        herald_spawn_child(path, argv, envp, cwd, stdout_fd, stderr_fd, nofile_soft, parent, report[1]);
+    }
+    close(report[1]);
+    // End of file means the exec succeeded (the pipe was close-on-exec); four bytes are the child's errno.
+    int error = 0;
+    ssize_t got;
+    do {
+        got = read(report[0], &error, sizeof error);
+    } while (got < 0 && errno == EINTR);
+    close(report[0]);
+    if (got == (ssize_t)sizeof error) {
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+        }
+        errno = error;
+        return -1;
+    }
+    return child;
+}
+
+pid_t herald_reap_child(pid_t which, int32_t *code, int32_t *signal) {
+    int status = 0;
+    pid_t pid;
+    do {
+        pid = waitpid(which, &status, WNOHANG);
+    } while (pid < 0 && errno == EINTR);
+    if (pid <= 0) return pid;
+    if (WIFSIGNALED(status)) {
+        *code = 0;
+        *signal = WTERMSIG(status);
+    } else {
+        *code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+        *signal = 0;
+    }
+    return pid;
+}
+
+int herald_pipe_nonblocking_read(int fds[2]) {
+#ifdef __linux__
+    if (pipe2(fds, O_CLOEXEC) < 0) return -1;
+#else
+    if (pipe(fds) < 0) return -1;
+    (void)fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+#endif
+    int flags = fcntl(fds[0], F_GETFL);
+    if (flags < 0 || fcntl(fds[0], F_SETFL, flags | O_NONBLOCK) < 0) {
+        int error = errno;
+        close(fds[0]);
+        close(fds[1]);
+        errno = error;
+        return -1;
+    }
+    return 0;
+}

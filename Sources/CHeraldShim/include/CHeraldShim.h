@@ -241,6 +241,35 @@ int herald_ignore_signals(const int *signals, int count);
 /// even reading the limits failed.
 int herald_raise_descriptor_limit(uint64_t *soft, uint64_t *hard);
 
+/// Starts `path` (an absolute path) with `argv` and `envp` (NULL-terminated) in
+/// a child process, the way heraldd starts a plugin:
+/// - in a session of its own (setsid), so a terminal's Ctrl-C reaches the
+///   daemon, which stops its children in order;
+/// - on Linux, with PR_SET_PDEATHSIG SIGKILL, so it cannot outlive the daemon
+///   even when the daemon is SIGKILLed;
+/// - with no signal blocked and every disposition back to the default
+///   (ignored signals would survive exec otherwise);
+/// - with RLIMIT_NOFILE's soft limit set to `nofile_soft` when it is non-zero
+///   (the daemon raised its own);
+/// - stdin from /dev/null, stdout and stderr on `stdout_fd` and `stderr_fd`;
+/// - in `cwd` when it is not NULL.
+/// Every other descriptor is close-on-exec in the daemon already.
+/// Returns the child's pid. Returns -1 with errno when fork fails, or when
+/// chdir or execve fails in the child: that errno comes back over a
+/// close-on-exec pipe, and the child has been reaped.
+pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdout_fd,
+                   int stderr_fd, uint64_t nofile_soft);
+
+/// waitpid(which, WNOHANG) decoded (`which` -1 for any child): returns the pid
+/// of an exited child and sets `*code` to its exit status and `*signal` to 0,
+/// or `*signal` to the signal that killed it; returns 0 when no such child has
+/// exited, or -1 with errno (ECHILD when there is no such child).
+pid_t herald_reap_child(pid_t which, int32_t *code, int32_t *signal);
+
+/// pipe2(fds, O_CLOEXEC), then O_NONBLOCK on the read end only: the writer
+/// (a child's stdout) blocks as programs expect, the daemon never does.
+int herald_pipe_nonblocking_read(int fds[2]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,135 @@
+internal import CHeraldShim
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a child process ended.
+public enum ChildExit: Sendable, Hashable, CustomStringConvertible {
+    /// It called exit with this status.
+    case exited(Int32)
+    /// A signal with this number killed it.
+    case killed(signal: Int32)
+
+    /// Whether it ended well: exit status 0.
+    public var isSuccess: Bool { self == .exited(0) }
+
+    /// "exited 1", or "killed by signal 9 (SIGKILL)".
+    public var description: String {
+        switch self {
+        case .exited(let code):
+            return "exited \(code)"
+        case .killed(let signal):
+            let name = ChildExit.signalNames[signal].map { " (\($0))" } ?? ""
+            return "killed by signal \(signal)\(name)"
+        }
+    }
+
+    private static let signalNames: [Int32: String] = [
+        SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGABRT: "SIGABRT",
+        SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE",
+        SIGALRM: "SIGALRM", SIGTERM: "SIGTERM", SIGUSR1: "SIGUSR1", SIGUSR2: "SIGUSR2",
+    ]
+}
+
+/// Starting and reaping child processes without threads or Foundation: fork and exec in the C shim, exits
+/// collected with `waitpid` when SIGCHLD arrives on the daemon's signalfd.
+public enum ChildProcesses {
+    /// A pipe whose read end is non-blocking and whose write end is for a child's stdout or stderr.
+    public struct OutputPipe: ~Copyable {
+        /// The daemon's end.
+        public var readEnd: FileDescriptor
+        /// The child's end; close it once the child has started.
+        public var writeEnd: FileDescriptor
+
+        /// Closes the child's end, once the child has its copy, and keeps the daemon's.
+        ///
+        /// - Returns: The read end, which reads end of file once every copy of the write end is closed.
+        public consuming func closingWriteEnd() -> FileDescriptor {
+            writeEnd.close()
+            return readEnd
+        }
+    }
+
+    /// Makes a pipe for a child's output: both ends close-on-exec, the read end non-blocking.
+    ///
+    /// - Throws: ``SystemError``, e.g. EMFILE.
+    public static func makeOutputPipe() throws(SystemError) -> OutputPipe {
+        var ends: [Int32] = [-1, -1]
+        _ = try completedSyscall("pipe2") { herald_pipe_nonblocking_read(&ends) }
+        return OutputPipe(readEnd: FileDescriptor(owning: ends[0]), writeEnd: FileDescriptor(owning: ends[1]))
+    }
+
+    /// Starts `executable` as a child of its own session that dies with this process (see `herald_spawn` in the
+    /// shim for every step).
+    ///
+    /// - Parameters:
+    ///   - executable: An absolute path.
+    ///   - arguments: The whole argument vector, `argv[0]` included.
+    ///   - environment: `KEY=VALUE` entries, the child's whole environment.
+    ///   - workingDirectory: Where it starts, or nil for this process's.
+    ///   - standardOutput: The descriptor to become its stdout.
+    ///   - standardError: The descriptor to become its stderr.
+    ///   - descriptorSoftLimit: The soft `RLIMIT_NOFILE` to give it, or 0 to keep this process's.
+    /// - Returns: its pid.
+    /// - Throws: ``SystemError`` when fork fails, or when `chdir` or `execve` fails in the child (the child is then
+    ///   already reaped).
+    public static func spawn(
+        executable: String,
+        arguments: [String],
+        environment: [String],
+        workingDirectory: String?,
+        standardOutput: borrowing FileDescriptor,
+        standardError: borrowing FileDescriptor,
+        descriptorSoftLimit: UInt64 = 0
+    ) throws(SystemError) -> Int32 {
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        let out = standardOutput.rawValue
+        let err = standardError.rawValue
+        return try completedSyscall("start \(executable)") {
+            herald_spawn(executable, argv, envp, workingDirectory, out, err, descriptorSoftLimit)
+        }
+    }
+
+    /// Collects every child that has exited, without waiting.
+    ///
+    /// Only for a process whose children are all its own to reap, as heraldd's plugins are: it takes any child's
+    /// exit, including one that other code (Foundation's `Process`) is waiting for.
+    ///
+    /// - Returns: each exited child's pid and how it ended; empty when none has (or there are no children).
+    public static func reapExited() -> [(pid: Int32, status: ChildExit)] {
+        var exited: [(pid: Int32, status: ChildExit)] = []
+        while let one = reap(-1) {
+            exited.append(one)
+        }
+        return exited
+    }
+
+    /// Collects the child `pid` if it has exited, without waiting.
+    ///
+    /// - Returns: how it ended, or nil while it runs (or when it is not a child of this process).
+    public static func reapIfExited(_ pid: Int32) -> ChildExit? {
+        reap(pid)?.status
+    }
+
+    private static func reap(_ which: Int32) -> (pid: Int32, status: ChildExit)? {
+        var code: Int32 = 0
+        var signal: Int32 = 0
+        // -1 is ECHILD (no such child), EINTR being retried in the shim; 0 is "not exited".
+        let pid = herald_reap_child(which, &code, &signal)
+        guard pid > 0 else { return nil }
+        return (pid, signal == 0 ? .exited(code) : .killed(signal: signal))
+    }
+
+    /// Sends `signal` to the process `pid`; a process that is already gone is not an error.
+    public static func send(_ signal: Int32, to pid: Int32) {
+        _ = kill(pid, signal)
+    }
+}
