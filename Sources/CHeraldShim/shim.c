@@ -435,3 +435,37 @@ int herald_tcp_set_nodelay(int fd) {
     int one = 1;
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
+
+int herald_tcp_peer_address(int fd, char *buffer, size_t length) {
+    struct sockaddr_storage address;
+    socklen_t address_length = sizeof address;
+    if (getpeername(fd, (struct sockaddr *)&address, &address_length) < 0) return -1;
+    if (address.ss_family == AF_INET) {
+        return inet_ntop(AF_INET, &((struct sockaddr_in *)&address)->sin_addr, buffer, length) ? 0 : -1;
+    }
+    if (address.ss_family == AF_INET6) {
+        struct in6_addr *v6 = &((struct sockaddr_in6 *)&address)->sin6_addr;
+        // An IPv4 client of a dual-stack listener: shown as the IPv4 address it is.
+        if (IN6_IS_ADDR_V4MAPPED(v6)) return inet_ntop(AF_INET, &v6->s6_addr[12], buffer, length) ? 0 : -1;
+        return inet_ntop(AF_INET6, v6, buffer, length) ? 0 : -1;
+    }
+    errno = EAFNOSUPPORT;
+    return -1;
+}
+
+// MARK: - Resource limits
+
+#include <sys/resource.h>
+
+int herald_raise_descriptor_limit(uint64_t *soft, uint64_t *hard) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) < 0) return -1;
+    if (limit.rlim_cur < limit.rlim_max) {
+        struct rlimit raised = {.rlim_cur = limit.rlim_max, .rlim_max = limit.rlim_max};
+        // Refused (a hard limit above the kernel's nr_open): keep the soft one.
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+    }
+    *soft = limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)limit.rlim_cur;
+    *hard = limit.rlim_max == RLIM_INFINITY ? UINT64_MAX : (uint64_t)limit.rlim_max;
+    return 0;
+}
