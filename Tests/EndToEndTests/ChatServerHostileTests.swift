@@ -1,6 +1,7 @@
 import Foundation
 import HeraldPosix
 import HeraldTestSupport
+import Synchronization
 import Testing
 
 /// The attacks of issue 15 on the real herald-chat-server: connection slots, descriptors, slowloris, join cost.
@@ -187,6 +188,34 @@ import Testing
         #expect(closed == 100, "the oldest heads go first")
         let counts = try await stoppedStatistics(server)
         #expect(counts["closed"] ?? 0 >= 2_000 - 256, "\(counts)")
+        withExtendedLifetime(hostile) {}
+    }
+
+    @Test func aClientReconnectingAHundredTimesASecondCannotHoldTheSlots() async throws {
+        // Broken, one such client kept every slot forever: each freed slot went to its next connection.
+        let server = try await ChatServerProcess.start(["--max-requests", "100"])
+        let hostile = try slowloris(100, port: server.port)
+        let port = server.port
+        let stop = Atomic<Bool>(false)
+        let opened = Atomic<Int>(0)
+        let flood = Thread {
+            var held: [Connection] = []
+            while !stop.load(ordering: .relaxed) {
+                if let connection = try? Connection(port: port), (try? connection.send("G")) != nil {
+                    held.append(connection)
+                    opened.add(1, ordering: .relaxed)
+                }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+        }
+        flood.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        #expect(try await eventually { opened.load(ordering: .relaxed) >= 100 })
+        for _ in 0..<3 {
+            let (answer, seconds) = try timedPost(server.port)
+            #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(answer)")
+            #expect(seconds < 2, "took \(seconds) s")
+        }
         withExtendedLifetime(hostile) {}
     }
 
