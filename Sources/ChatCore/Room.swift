@@ -85,7 +85,8 @@ public struct Room {
     private var connectionsPerName: [String: Int] = [:]
     /// How many of each user's streams come from each address: who may announce that user's presence.
     private var streamsPerPeer: [NameAndPeer: Int] = [:]
-    private var history: HistoryRing<Message>
+    /// The history, each message with its line as sent: a joiner's replay is not encoded again.
+    private var history: HistoryRing<(message: Message, line: [UInt8])>
     /// Each user's presence as last announced, with the date its client gave the announcement, bounded by the
     /// server's clock at the time.
     private var presence: [String: (state: Presence, date: Date)] = [:]
@@ -114,7 +115,7 @@ public struct Room {
 
     /// The history, oldest first.
     public var messages: [Message] {
-        history.elements
+        history.elements.map(\.message)
     }
 
     /// Bytes sent to `listener` and not yet reported drained; nil if it is not connected.
@@ -144,8 +145,8 @@ public struct Room {
         var actions: [Action] = []
         var overflowed: Set<ListenerID> = []
         deliver(ChatLine.status(ServerStatus(activeUsers: activeUsers)).encoded, to: [id], &actions, &overflowed)
-        for message in history.suffix(configuration.replayCount) {
-            deliver(ChatLine.message(message).encoded, to: [id], &actions, &overflowed)
+        for entry in history.suffix(configuration.replayCount) {
+            deliver(entry.line, to: [id], &actions, &overflowed)
         }
         if activeUsers != before {
             broadcastStatus(except: id, &actions, &overflowed)
@@ -231,8 +232,9 @@ public struct Room {
     // MARK: - Helpers
 
     private mutating func record(_ message: Message, _ actions: inout [Action], _ overflowed: inout Set<ListenerID>) {
-        history.append(message)
-        deliver(ChatLine.message(message).encoded, to: joinOrder, &actions, &overflowed)
+        let line = ChatLine.message(message).encoded
+        history.append((message, line))
+        deliver(line, to: joinOrder, &actions, &overflowed)
     }
 
     private mutating func broadcastStatus(
