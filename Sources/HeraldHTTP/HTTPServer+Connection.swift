@@ -323,26 +323,29 @@ extension HTTPServer {
     }
 
     /// Joins the queued chunks that fit in 64 KiB into one buffer, so they go out in one write: a stream that was
-    /// sent many lines in one turn costs one system call, not one per line.
+    /// sent many lines in one turn costs one system call, not one per line. A partly written first entry is left
+    /// as it is; each byte is copied at most once.
     private func coalesceOutput(_ connection: Connection) {
-        guard connection.output.count > 1, connection.offset == 0 else {
+        let start = connection.offset == 0 ? 0 : 1
+        guard connection.output.count - start > 1 else {
             return
         }
         var joined: [UInt8] = []
         var payload = 0
-        var taken = 0
-        for entry in connection.output {
-            if taken > 0, joined.count + entry.bytes.count > 64 * 1024 {
+        var end = start
+        while end < connection.output.count {
+            let entry = connection.output[end]
+            if end > start, joined.count + entry.bytes.count > 64 * 1024 {
                 break
             }
             joined += entry.bytes
             payload += entry.payload
-            taken += 1
+            end += 1
         }
-        guard taken > 1 else {
+        guard end - start > 1 else {
             return
         }
-        connection.output.replaceSubrange(0..<taken, with: [(joined, payload)])
+        connection.output.replaceSubrange(start..<end, with: [(joined, payload)])
     }
 
     func updateInterest(_ connection: Connection) {
