@@ -87,8 +87,8 @@ public struct Room {
     private var streamsPerPeer: [NameAndPeer: Int] = [:]
     /// The history, each message with its line as sent: a joiner's replay is not encoded again.
     private var history: HistoryRing<(message: Message, line: [UInt8])>
-    /// Each user's presence as last announced, with the date its client gave the announcement, bounded by the
-    /// server's clock at the time.
+    /// Each connected user's presence as last announced, with the date its client gave the announcement, bounded by
+    /// the server's clock at the time; forgotten when the user's last stream closes.
     private var presence: [String: (state: Presence, date: Date)] = [:]
     private let makeID: @Sendable () -> UUID
 
@@ -305,6 +305,9 @@ public struct Room {
             connectionsPerName[entry.name, default: 1] -= 1
             if connectionsPerName[entry.name] == 0 {
                 connectionsPerName[entry.name] = nil
+                // Nobody may announce this user's presence now, so its state need not be kept: the map stays as
+                // small as the room, however many names come and go.
+                presence[entry.name] = nil
             }
             var overflowed: Set<ListenerID> = []
             if activeUsers != before {

@@ -170,6 +170,17 @@ import Testing
         }
     }
 
+    @Test func presenceIsForgottenWithTheUsersLastStream() {
+        var room = Room()
+        _ = room.listenerJoined(a, name: "alice", peer: home, now: now)
+        #expect(readable(post(&room, nil, "alice went away").1).map(\.text) == ["* alice went away"])
+        #expect(post(&room, nil, "alice went away").0 == .duplicatePresence)
+        _ = room.listenerLeft(a, now: now)
+        // Back with a new stream, alice starts afresh: nothing of hers is kept while she is gone.
+        _ = room.listenerJoined(b, name: "alice", peer: home, now: now)
+        #expect(readable(post(&room, nil, "alice went away").1).map(\.text) == ["* alice went away"])
+    }
+
     /// The cost the issue measured as 5 s of CPU for 1,024 joins: counted here as lines encoded and recipients
     /// charged, which must stay constant per join and per listener.
     @Test func eachJoinEncodesAFewLinesAndReachesEachListenerAtMostTwice() {
