@@ -435,3 +435,20 @@ int herald_tcp_set_nodelay(int fd) {
     int one = 1;
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
+
+int herald_tcp_peer_address(int fd, char *buffer, size_t length) {
+    struct sockaddr_storage address;
+    socklen_t address_length = sizeof address;
+    if (getpeername(fd, (struct sockaddr *)&address, &address_length) < 0) return -1;
+    if (address.ss_family == AF_INET) {
+        return inet_ntop(AF_INET, &((struct sockaddr_in *)&address)->sin_addr, buffer, length) ? 0 : -1;
+    }
+    if (address.ss_family == AF_INET6) {
+        struct in6_addr *v6 = &((struct sockaddr_in6 *)&address)->sin6_addr;
+        // An IPv4 client of a dual-stack listener: shown as the IPv4 address it is.
+        if (IN6_IS_ADDR_V4MAPPED(v6)) return inet_ntop(AF_INET, &v6->s6_addr[12], buffer, length) ? 0 : -1;
+        return inet_ntop(AF_INET6, v6, buffer, length) ? 0 : -1;
+    }
+    errno = EAFNOSUPPORT;
+    return -1;
+}

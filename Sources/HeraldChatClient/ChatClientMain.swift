@@ -1,3 +1,4 @@
+import ChatCore
 import HeraldArguments
 import HeraldPosix
 
@@ -48,7 +49,8 @@ public enum ChatClientMain {
         case .quit:
             Terminal.exit(.success)
         case .refused(let reason):
-            Terminal.writeStderr("herald-chat: error: \(reason)\n")
+            // The reason quotes the server, which must not write to the terminal.
+            Terminal.writeStderr("herald-chat: error: \(Transcript.escaped(reason))\n")
             Terminal.exit(.failure)
         case .signal(let number):
             exit(128 + number)

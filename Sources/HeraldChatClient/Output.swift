@@ -16,7 +16,8 @@ struct Output: Sendable {
         }
     }
 
-    /// One of the client's own status lines.
+    /// One of the client's own status lines. In text mode it is escaped like the room's lines, since it can carry a
+    /// server's words (an error's reason).
     func notice(_ text: String) {
         if json {
             let encoded = (try? JSONSerialization.data(withJSONObject: ["notice": text])).map {
@@ -24,7 +25,7 @@ struct Output: Sendable {
             }
             Terminal.writeStdout((encoded ?? "{\"notice\":\"?\"}") + "\n")
         } else {
-            Terminal.writeStdout("-- \(text)\n")
+            Terminal.writeStdout("-- \(Transcript.escaped(text))\n")
         }
     }
 }

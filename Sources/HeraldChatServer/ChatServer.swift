@@ -43,11 +43,11 @@ final class ChatServer: HTTPHandler {
             }
             return .stream(.chunked(contentType: "application/octet-stream"))
         default:
-            return .response(say(request.body, server: server))
+            return .response(say(request.body, from: server.peerAddress(of: connection), server: server))
         }
     }
 
-    private func say(_ body: [UInt8], server: HTTPServer) -> HTTPResponse {
+    private func say(_ body: [UInt8], from peer: String?, server: HTTPServer) -> HTTPResponse {
         let message: Message
         do throws(ChatProtocolError) {
             message = try Message.decode(json: body)
@@ -57,28 +57,36 @@ final class ChatServer: HTTPHandler {
         if message.message.isEmpty {
             return .error(.badRequest, reason: "the message is empty")
         }
-        post(message, server: server)
+        if case .forbidden(let reason) = post(message, from: peer, server: server) {
+            return .error(.forbidden, reason: reason)
+        }
         return .text("OK")
     }
 
-    private func post(_ message: Message, server: HTTPServer) {
+    @discardableResult
+    private func post(_ message: Message, from peer: String?, server: HTTPServer) -> Room.PostOutcome {
         let now = Date()
-        let (outcome, actions) = room.messagePosted(message, now: now)
+        let (outcome, actions) = room.messagePosted(message, from: peer, now: now)
         switch outcome {
         case .accepted(let stamped):
             logger.debug("\(stamped.user ?? "*"): \(stamped.message)")
             bot?.messagePosted(stamped, now: now)
         case .duplicatePresence:
             logger.info("dropped a repeated presence message: \(message.message)")
+        case .forbidden(let reason):
+            logger.info("refused a system message from \(peer ?? "an unknown address"): \(reason)")
         }
         perform(actions, server: server)
+        return outcome
     }
 
     func streamStarted(_ connection: HTTPServer.ConnectionID, request: HTTPRequest, server: HTTPServer) {
         // handle(_:on:server:) checked the name before starting the stream.
         let name = (try? RoomName.parse(query: request.query)) ?? "?"
         logger.info("\(name) joined (\(connection))")
-        perform(room.listenerJoined(Room.ListenerID(connection.rawValue), name: name, now: Date()), server: server)
+        let peer = server.peerAddress(of: connection)
+        let id = Room.ListenerID(connection.rawValue)
+        perform(room.listenerJoined(id, name: name, peer: peer, now: Date()), server: server)
     }
 
     func streamClosed(_ connection: HTTPServer.ConnectionID, server: HTTPServer) {
@@ -100,7 +108,7 @@ final class ChatServer: HTTPHandler {
 
     func deadlineReached(server: HTTPServer) {
         if let reply = bot?.deadlinePassed(now: Date()) {
-            post(reply, server: server)
+            post(reply, from: nil, server: server)
         }
     }
 
@@ -108,9 +116,8 @@ final class ChatServer: HTTPHandler {
         for action in actions {
             switch action {
             case .send(let line, let listeners):
-                for listener in listeners {
-                    server.send(line, to: HTTPServer.ConnectionID(rawValue: listener.rawValue))
-                }
+                // One chunk encoded, shared by every listener's queue.
+                server.send(line, to: listeners.map { HTTPServer.ConnectionID(rawValue: $0.rawValue) })
             case .disconnect(let listener, let reason):
                 logger.warning("dropped listener \(listener.rawValue): \(reason)")
                 server.finish(HTTPServer.ConnectionID(rawValue: listener.rawValue))

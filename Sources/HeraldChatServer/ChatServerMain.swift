@@ -42,6 +42,16 @@ public enum ChatServerMain {
         do {
             var configuration = HTTPServer.Configuration()
             configuration.logger = logger
+            let descriptors = (try? DescriptorLimit.raiseSoftToHard())?.softCount
+            let limits = connectionLimits(options, descriptorLimit: descriptors)
+            configuration.maximumStreams = limits.streams
+            configuration.maximumRequestConnections = limits.requests
+            if let descriptors, limits.streams + limits.requests + reservedDescriptors > descriptors {
+                logger.warning(
+                    "\(limits.streams) listeners and \(limits.requests) requests may need more descriptors than the "
+                        + "limit of \(descriptors); past it, the longest-waiting requests are closed to make room"
+                )
+            }
             let server = try HTTPServer(
                 host: options.host,
                 port: options.port,
@@ -56,13 +66,34 @@ public enum ChatServerMain {
                 logger: logger
             )
             let shownHost = server.host.contains(":") ? "[\(server.host)]" : server.host
-            logger.notice("listening on http://\(shownHost):\(server.port) (pid \(ProcessIdentity.currentPID()))")
+            logger.notice(
+                "listening on http://\(shownHost):\(server.port) (pid \(ProcessIdentity.currentPID()); "
+                    + "at most \(limits.streams) listeners and \(limits.requests) other connections)"
+            )
             try server.run(handler: chat)
-            logger.notice("stopped")
+            let done = server.statistics
+            logger.notice(
+                "stopped: accepted \(done.acceptedConnections) connections, closed \(done.evictedConnections) to make "
+                    + "room, refused \(done.refusedStreams) listeners, paused accepting \(done.acceptPauses) times; "
+                    + "\(done.chunksEncoded) chunks encoded, \(done.socketWrites) socket writes"
+            )
             Terminal.exit(.success)
         } catch {
             Terminal.writeStderr("herald-chat-server: error: \(error)\n")
             Terminal.exit(.failure)
         }
+    }
+
+    /// Descriptors kept for everything but connections: the standard streams, the listener, epoll, the signalfd,
+    /// and Foundation's own.
+    static let reservedDescriptors = 64
+
+    /// The listener and request limits: the options', or defaults that fit the descriptor limit, so that the limits
+    /// are reached before the process runs out of descriptors.
+    static func connectionLimits(_ options: ServerOptions, descriptorLimit: Int?) -> (streams: Int, requests: Int) {
+        let available = max((descriptorLimit ?? 1_024) - reservedDescriptors, 64)
+        let streams = options.maxListeners ?? min(1_024, max(available / 4, 16))
+        let requests = options.maxRequests ?? min(4_096, max(available / 2, 32))
+        return (streams, requests)
     }
 }

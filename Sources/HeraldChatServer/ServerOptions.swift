@@ -7,6 +7,10 @@ struct ServerOptions {
     var port: UInt16 = 8080
     var bot = false
     var history = 100
+    /// Listener streams at once; nil for the default, which depends on the descriptor limit.
+    var maxListeners: Int?
+    /// Connections that are not streams at once; nil for the default, which depends on the descriptor limit.
+    var maxRequests: Int?
     var logLevel = Logger.Level.notice
 
     static let version = "0.1.0"
@@ -18,7 +22,9 @@ struct ServerOptions {
             A Blabber-compatible chat server (the protocol of the book "Modern Concurrency in Swift"), without the \
             book server's defects: messages are pushed to listeners at once, bad requests get a 400 with a reason, \
             history and per-listener memory are bounded, and "NAME went away" / "NAME came back" are shown once \
-            per user however many of the user's clients report them. Once listening it logs \
+            per user however many of the user's clients report them, and only when posted from the address of one \
+            of that user's room streams. It raises its soft descriptor limit to the hard one; streams and other \
+            connections have separate limits, so neither can lock the other out. Once listening it logs \
             "listening on http://HOST:PORT" on stderr. SIGINT or SIGTERM stops it (exit 0).
             """,
         options: [
@@ -43,6 +49,23 @@ struct ServerOptions {
                 defaultDescription: "100"
             ),
             OptionSpec(
+                long: "max-listeners",
+                valueName: "count",
+                help: """
+                    Room streams (GET /chat/room) at once; one more is answered 503. They do not take request slots.
+                    """,
+                defaultDescription: "1024, or a quarter of the descriptor limit if lower"
+            ),
+            OptionSpec(
+                long: "max-requests",
+                valueName: "count",
+                help: """
+                    Other connections at once (reading a request, idle, closing); one more closes the one that has \
+                    waited longest: closing, then idle, then the oldest unfinished request.
+                    """,
+                defaultDescription: "4096, or half of the descriptor limit if lower"
+            ),
+            OptionSpec(
                 long: "log-level",
                 valueName: "level",
                 help: "debug, info, notice, warning or error.",
@@ -62,6 +85,8 @@ struct ServerOptions {
         if let history = try arguments.int("history", range: 3...1_000_000) {
             self.history = history
         }
+        maxListeners = try arguments.int("max-listeners", range: 1...1_000_000)
+        maxRequests = try arguments.int("max-requests", range: 1...1_000_000)
         if let text = arguments.value("log-level") {
             guard let level = Logger.Level(parsing: text) else {
                 throw UsageError(message: "invalid log level '\(text)': use debug, info, notice, warning or error")

@@ -5,7 +5,9 @@ public protocol HTTPHandler: AnyObject {
     /// Answers one request.
     ///
     /// - Returns: a complete response, or the head of a chunked stream; in the second case
-    ///   ``streamStarted(_:server:)`` follows.
+    ///   ``streamStarted(_:server:)`` follows, unless the server already holds
+    ///   ``HTTPServer/Configuration/maximumStreams`` streams: then it answers 503 itself and the handler hears
+    ///   nothing more of this request.
     func handle(_ request: HTTPRequest, on connection: HTTPServer.ConnectionID, server: HTTPServer) -> HTTPServer.Reply
 
     /// A stream's head has been queued; chunks sent with ``HTTPServer/send(_:to:)`` follow it.

@@ -4,6 +4,16 @@ import HeraldPosix
 extension HTTPServer {
     /// One client connection: its socket, parser, output queue and deadline.
     final class Connection {
+        /// Which timeout the connection's deadline is.
+        enum Timer: Equatable {
+            /// A request has to arrive (answered 408 if it started, closed if it did not).
+            case request
+            /// Kept alive between requests.
+            case idle
+            /// Closing: the answer has to be flushed and the input drained.
+            case linger
+        }
+
         enum Phase: Equatable {
             /// Reading requests and answering them.
             case reading
@@ -15,6 +25,8 @@ extension HTTPServer {
 
         let id: UInt64
         let socket: FileDescriptor
+        /// The client's numeric address; empty when it could not be read.
+        let peer: String
         var parser: HTTPRequestParser
         var phase = Phase.reading
         /// What still has to be written: wire bytes, and how many of them are handler payload (for draining).
@@ -22,10 +34,10 @@ extension HTTPServer {
         /// How much of `output[0]` is written.
         var offset = 0
         var queuedBytes = 0
-        /// When this connection times out, in monotonic nanoseconds.
-        var deadline: UInt64
-        /// Whether the current deadline is a request timeout (answered 408) rather than an idle one.
-        var deadlineIsRequest = true
+        /// When this connection times out, in monotonic nanoseconds; meaningless while `timer` is nil.
+        var deadline: UInt64 = 0
+        /// Which timeout `deadline` is; nil for a stream, which has none.
+        var timer: Timer?
         /// Whether the write side has been shut down (closing, output all written).
         var writeShut = false
         /// The events registered with epoll.
@@ -33,11 +45,11 @@ extension HTTPServer {
         /// The request whose stream this connection carries.
         var streamRequest: HTTPRequest?
 
-        init(id: UInt64, socket: consuming FileDescriptor, limits: HTTPRequestParser.Limits, deadline: UInt64) {
+        init(id: UInt64, socket: consuming FileDescriptor, peer: String, limits: HTTPRequestParser.Limits) {
             self.id = id
             self.socket = socket
+            self.peer = peer
             self.parser = HTTPRequestParser(limits: limits)
-            self.deadline = deadline
         }
 
         func queue(_ bytes: [UInt8], payload: Int) {
@@ -70,35 +82,48 @@ extension HTTPServer {
 
     // MARK: - Accepting
 
+    /// Accepts up to 64 waiting connections; the rest wait for the next turn, so a flood of connections cannot keep
+    /// the loop from the others.
     func acceptConnections() {
-        while true {
+        for _ in 0..<64 {
+            if connections.count - streamCount >= configuration.maximumRequestConnections,
+                !evictLongestWaiting(
+                    because: "\(configuration.maximumRequestConnections) request connections are open (the limit)"
+                )
+            {
+                // Every request connection is new: the newcomers wait in the listen backlog, in order, until one
+                // closes or becomes old enough to close.
+                pauseAccepting(
+                    because: "\(configuration.maximumRequestConnections) request connections are open, all of them new"
+                )
+                return
+            }
             let accepted: FileDescriptor?
             do throws(SystemError) {
                 accepted = try TCPSocket.accept(listener)
             } catch {
-                // Out of descriptors or memory: the connection stays queued; try again on the next wakeup.
-                configuration.logger.warning("\(error)")
+                if error.errno == .connectionAborted {
+                    continue
+                }
+                // Out of descriptors: make one by closing the longest-waiting request connection. When there is none
+                // (streams hold them all) or memory is short, stop watching the listener for a moment: it stays
+                // readable, and retrying at once would spin.
+                if error.errno == .tooManyOpenFiles || error.errno == .outOfFileTable,
+                    evictLongestWaiting(because: "out of descriptors (\(error))")
+                {
+                    continue
+                }
+                pauseAccepting(because: "cannot accept: \(error)")
                 return
             }
             guard let socket = accepted else {
                 return
             }
-            if connections.count >= configuration.maximumConnections {
-                configuration.logger.warning(
-                    "refused a connection: \(configuration.maximumConnections) connections are open"
-                )
-                socket.close()
-                continue
-            }
+            statistics.acceptedConnections += 1
             let id = nextID
             nextID += 1
-            let now = SystemClock.monotonicNanoseconds()
-            let connection = Connection(
-                id: id,
-                socket: socket,
-                limits: configuration.limits,
-                deadline: now + Self.nanoseconds(configuration.requestTimeout)
-            )
+            let peer = (try? TCPSocket.peerAddress(of: socket)) ?? ""
+            let connection = Connection(id: id, socket: socket, peer: peer, limits: configuration.limits)
             do throws(SystemError) {
                 try epoll.add(connection.socket.rawValue, events: connection.interest, data: id)
             } catch {
@@ -106,7 +131,8 @@ extension HTTPServer {
                 continue
             }
             connections[id] = connection
-            configuration.logger.debug("connection \(id) accepted")
+            arm(connection, .request, now: SystemClock.monotonicNanoseconds())
+            configuration.logger.debug("connection \(id) from \(peer) accepted")
         }
     }
 
@@ -128,12 +154,11 @@ extension HTTPServer {
     }
 
     private func read(_ connection: Connection) {
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         // A bounded number of reads per wakeup, so one fast client cannot starve the others.
         for _ in 0..<4 {
             let result: IOResult<Int>
             do {
-                result = try buffer.withUnsafeMutableBytes { raw in try connection.socket.read(into: raw) }
+                result = try readBuffer.withUnsafeMutableBytes { raw in try connection.socket.read(into: raw) }
             } catch {
                 configuration.logger.debug("connection \(connection.id): \(error)")
                 closeConnection(connection, notify: true)
@@ -152,7 +177,7 @@ extension HTTPServer {
             switch connection.phase {
             case .reading:
                 let hadPartial = connection.parser.hasPartialRequest
-                connection.parser.append(buffer[..<count])
+                connection.parser.append(readBuffer[..<count])
                 processRequests(connection, startedNewRequest: !hadPartial)
                 if connection.phase != .reading || connection.queuedBytes >= 64 * 1024 {
                     return
@@ -169,18 +194,15 @@ extension HTTPServer {
     func processRequests(_ connection: Connection, startedNewRequest: Bool) {
         let now = SystemClock.monotonicNanoseconds()
         if startedNewRequest {
-            connection.deadline = now + Self.nanoseconds(configuration.requestTimeout)
-            connection.deadlineIsRequest = true
+            arm(connection, .request, now: now)
         }
         while connection.phase == .reading, connection.queuedBytes < 64 * 1024 {
             switch connection.parser.next() {
             case .needMoreData:
-                if !connection.parser.hasPartialRequest, connection.deadlineIsRequest {
-                    connection.deadline = now + Self.nanoseconds(configuration.idleTimeout)
-                    connection.deadlineIsRequest = false
-                } else if connection.parser.hasPartialRequest, !connection.deadlineIsRequest {
-                    connection.deadline = now + Self.nanoseconds(configuration.requestTimeout)
-                    connection.deadlineIsRequest = true
+                if !connection.parser.hasPartialRequest, connection.timer == .request {
+                    arm(connection, .idle, now: now)
+                } else if connection.parser.hasPartialRequest, connection.timer != .request {
+                    arm(connection, .request, now: now)
                 }
                 updateInterest(connection)
                 return
@@ -196,8 +218,9 @@ extension HTTPServer {
             case .request(let request):
                 answer(request, on: connection)
                 // The next request, if any bytes of it are here, gets a full timeout of its own.
-                connection.deadline = now + Self.nanoseconds(configuration.requestTimeout)
-                connection.deadlineIsRequest = true
+                if connection.phase == .reading {
+                    arm(connection, .request, now: now)
+                }
             }
         }
         needsFlush.insert(connection.id)
@@ -218,10 +241,25 @@ extension HTTPServer {
             if !keepAlive {
                 startClosing(connection)
             }
+        case .stream where streamCount >= configuration.maximumStreams:
+            statistics.refusedStreams += 1
+            warnOfPressure(
+                .streamLimit,
+                "refused a stream: \(configuration.maximumStreams) streams are open (the limit)"
+            )
+            let response = HTTPResponse.error(
+                .serviceUnavailable,
+                reason: "the server is at its limit of \(configuration.maximumStreams) streams; try again later",
+                headers: ["Retry-After": "10"]
+            )
+            connection.queue(response.encoded(keepAlive: false), payload: 0)
+            startClosing(connection)
         case .stream(let head):
             configuration.logger.debug("connection \(connection.id): \(request.method) \(request.target) stream")
             connection.queue(head.encoded(), payload: 0)
             connection.phase = .streaming
+            connection.timer = nil
+            streamCount += 1
             connection.streamRequest = request
             handler.streamStarted(id, request: request, server: self)
         }
@@ -240,8 +278,10 @@ extension HTTPServer {
 
     func flush(_ connection: Connection) {
         var drained = 0
+        coalesceOutput(connection)
         while let first = connection.output.first {
             let result: IOResult<Int>
+            statistics.socketWrites += 1
             do {
                 result = try first.bytes.withUnsafeBytes { raw in
                     try connection.socket.send(UnsafeRawBufferPointer(rebasing: raw[connection.offset...]))
@@ -282,6 +322,32 @@ extension HTTPServer {
         updateInterest(connection)
     }
 
+    /// Joins the queued chunks that fit in 64 KiB into one buffer, so they go out in one write: a stream that was
+    /// sent many lines in one turn costs one system call, not one per line. A partly written first entry is left
+    /// as it is; each byte is copied at most once.
+    private func coalesceOutput(_ connection: Connection) {
+        let start = connection.offset == 0 ? 0 : 1
+        guard connection.output.count - start > 1 else {
+            return
+        }
+        var joined: [UInt8] = []
+        var payload = 0
+        var end = start
+        while end < connection.output.count {
+            let entry = connection.output[end]
+            if end > start, joined.count + entry.bytes.count > 64 * 1024 {
+                break
+            }
+            joined += entry.bytes
+            payload += entry.payload
+            end += 1
+        }
+        guard end - start > 1 else {
+            return
+        }
+        connection.output.replaceSubrange(start..<end, with: [(joined, payload)])
+    }
+
     func updateInterest(_ connection: Connection) {
         guard connections[connection.id] != nil else {
             return
@@ -299,12 +365,11 @@ extension HTTPServer {
         }
     }
 
-    // MARK: - Closing and time
+    // MARK: - Closing
 
     func startClosing(_ connection: Connection) {
         connection.phase = .closing
-        connection.deadline = SystemClock.monotonicNanoseconds() + Self.nanoseconds(configuration.lingerTimeout)
-        connection.deadlineIsRequest = false
+        arm(connection, .linger, now: SystemClock.monotonicNanoseconds())
     }
 
     /// Forgets and closes a connection; a stream's handler hears of it when `notify` is true.
@@ -314,50 +379,17 @@ extension HTTPServer {
         }
         needsFlush.remove(connection.id)
         let wasStreaming = connection.phase == .streaming
+        if wasStreaming {
+            streamCount -= 1
+        }
         // Closing the descriptor (when the Connection goes away) removes it from epoll; removing it first keeps the
         // registration from outliving the number.
         try? epoll.remove(connection.socket.rawValue)
         configuration.logger.debug("connection \(connection.id) closed")
+        // A descriptor is free again: accepting may go on.
+        resumeAccepting()
         if wasStreaming, notify, let handler {
             handler.streamClosed(ConnectionID(rawValue: connection.id), server: self)
-        }
-    }
-
-    func waitTimeout() -> Int32 {
-        let now = SystemClock.monotonicNanoseconds()
-        var earliest = connections.values.lazy.filter { $0.phase != .streaming }.map(\.deadline).min()
-        if let handlerDeadline = handler?.nextDeadline {
-            earliest = min(earliest ?? handlerDeadline, handlerDeadline)
-        }
-        guard let earliest else {
-            return -1
-        }
-        if earliest <= now {
-            return 0
-        }
-        // Rounded up, so the loop does not wake a hair early and spin; capped, as epoll takes an Int32.
-        return Int32(min((earliest - now + 999_999) / 1_000_000, 60_000))
-    }
-
-    func checkDeadlines() {
-        let now = SystemClock.monotonicNanoseconds()
-        for connection in connections.values where connection.phase != .streaming && connection.deadline <= now {
-            switch connection.phase {
-            case .reading where connection.deadlineIsRequest && connection.parser.hasPartialRequest:
-                configuration.logger.info("connection \(connection.id): the request took too long to arrive")
-                connection.queue(
-                    HTTPResponse.error(.requestTimeout, reason: "the request took too long to arrive")
-                        .encoded(keepAlive: false),
-                    payload: 0
-                )
-                startClosing(connection)
-                needsFlush.insert(connection.id)
-            default:
-                closeConnection(connection, notify: true)
-            }
-        }
-        if let handler, let deadline = handler.nextDeadline, deadline <= now {
-            handler.deadlineReached(server: self)
         }
     }
 

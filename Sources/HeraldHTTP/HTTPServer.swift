@@ -11,9 +11,18 @@ import Darwin
 ///
 /// It keeps connections alive, reads `Content-Length` bodies, writes complete responses and never-ending chunked
 /// streams, and enforces its ``Configuration``: the parser's head and body limits (431, 413), a read timeout for
-/// each request (408, against slowloris), an idle timeout between requests, and a connection limit. A request that
+/// each request (408, against slowloris), an idle timeout between requests, and connection limits. A request that
 /// cannot be framed is answered with a JSON error and the connection is closed gracefully: the write side is shut
 /// and unread input is drained for a moment, so the client reads the answer instead of a reset.
+///
+/// Streams and requests have limits of their own, so that neither can lock the other out. Streams past
+/// ``Configuration/maximumStreams`` are answered 503. Request connections (reading a request, idle between two, or
+/// closing) past ``Configuration/maximumRequestConnections``, or a descriptor shortage (EMFILE), make room by closing
+/// the connection that has waited longest: a closing one first, then an idle one, then the oldest unfinished request
+/// (once older than ``Configuration/evictionGrace``), so a slowloris's many slow heads go before a newcomer that
+/// sends its request at once. When nothing can be closed, accepting pauses for ``Configuration/acceptPause`` or until
+/// a connection closes, and newcomers wait in the listen backlog, instead of the loop spinning on a listener that
+/// stays readable.
 ///
 /// Everything runs on the thread that calls ``run(handler:)``; the handler is called there, one event at
 /// a time. Nothing here is thread-safe, by design.
@@ -28,13 +37,40 @@ public final class HTTPServer {
         public var idleTimeout: Duration = .seconds(60)
         /// How long a closing connection may take to flush its answer and drain its input.
         public var lingerTimeout: Duration = .seconds(2)
-        /// The most connections at once; more are closed as soon as they are accepted.
-        public var maximumConnections = 1024
+        /// The most streams at once; a request for one more is answered 503 Service Unavailable and its connection
+        /// closed. Streams do not count against ``maximumRequestConnections``.
+        public var maximumStreams = 1024
+        /// The most connections that are not streams at once; accepting one more closes the one that has waited
+        /// longest (closing, then idle, then the oldest unfinished request).
+        public var maximumRequestConnections = 1024
+        /// How long accepting pauses when no connection can be closed to make room for one more (out of descriptors,
+        /// or at ``maximumRequestConnections`` with only new requests), unless a connection closes sooner.
+        public var acceptPause: Duration = .milliseconds(100)
+        /// How long a new request is safe from being closed to make room: long enough for a client that sends its
+        /// request at once to have it read, short enough that a flood of new connections cannot hold every slot.
+        public var evictionGrace: Duration = .milliseconds(250)
         /// Where the server logs one line per notable event.
         public var logger = Logger.disabled
 
-        /// The defaults: 10 s per request, 60 s idle, 2 s linger, 1024 connections, no logging.
+        /// The defaults: 10 s per request, 60 s idle, 2 s linger, 1024 streams and 1024 request connections, a
+        /// 100 ms accept pause, a 250 ms eviction grace, no logging.
         public init() {}
+    }
+
+    /// What the server has done since it started: counts for logs and tests.
+    public struct Statistics: Sendable, Equatable {
+        /// Connections accepted.
+        public var acceptedConnections = 0
+        /// Request connections closed to make room for a new one (the limit, or out of descriptors).
+        public var evictedConnections = 0
+        /// Stream requests answered 503 at ``Configuration/maximumStreams``.
+        public var refusedStreams = 0
+        /// Times accepting paused for want of descriptors.
+        public var acceptPauses = 0
+        /// Chunks encoded by `send(_:to:)`: one per call, however many streams it reaches.
+        public var chunksEncoded = 0
+        /// Write system calls on connections.
+        public var socketWrites = 0
     }
 
     /// Identifies one connection for the handler.
@@ -72,6 +108,20 @@ public final class HTTPServer {
     var connections: [UInt64: Connection] = [:]
     /// Connections with output queued since they were last flushed.
     var needsFlush: Set<UInt64> = []
+    /// How many of `connections` are streaming; the others are request connections.
+    var streamCount = 0
+    /// The request, idle and linger deadlines, each in the order they fall.
+    var requestDeadlines = DeadlineQueue()
+    var idleDeadlines = DeadlineQueue()
+    var lingerDeadlines = DeadlineQueue()
+    /// When accepting resumes, while it is paused for want of descriptors.
+    var acceptPausedUntil: UInt64?
+    /// When the last warning of each kind of pressure was logged, so an attack does not flood the log.
+    var lastPressureWarnings: [Pressure: UInt64] = [:]
+    /// One read buffer for every connection: reads happen one at a time.
+    var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
+    /// What the server has done so far.
+    public internal(set) var statistics = Statistics()
     var nextID: UInt64 = Token.firstConnection
     var handler: (any HTTPHandler)?
     var stopping = false
@@ -136,8 +186,9 @@ public final class HTTPServer {
                 default:
                     connectionReady(event.data, events: event.events)
                 }
-                flushPending()
             }
+            // Once per turn, not per event: a burst of joins queues several lines per stream, and each stream gets
+            // them in one write.
             checkDeadlines()
             flushPending()
         }
@@ -149,11 +200,26 @@ public final class HTTPServer {
     /// Sends `bytes` as one chunk of `connection`'s stream. Ignored when the stream is gone (the handler may not have
     /// heard yet) or was finished.
     public func send(_ bytes: [UInt8], to connection: ConnectionID) {
-        guard let entry = connections[connection.rawValue], entry.phase == .streaming, !bytes.isEmpty else {
+        send(bytes, to: [connection])
+    }
+
+    /// Sends `bytes` as one chunk of each of `streams`, skipping those that are gone or finished.
+    ///
+    /// The chunk is encoded once and shared by every stream's queue, so each stream costs O(1) here, whatever the
+    /// size of the chunk.
+    public func send(_ bytes: [UInt8], to streams: [ConnectionID]) {
+        guard !bytes.isEmpty, !streams.isEmpty else {
             return
         }
-        entry.queue(ChunkedEncoding.chunk(bytes), payload: bytes.count)
-        needsFlush.insert(connection.rawValue)
+        let chunk = ChunkedEncoding.chunk(bytes)
+        statistics.chunksEncoded += 1
+        for stream in streams {
+            guard let entry = connections[stream.rawValue], entry.phase == .streaming else {
+                continue
+            }
+            entry.queue(chunk, payload: bytes.count)
+            needsFlush.insert(stream.rawValue)
+        }
     }
 
     /// Ends `connection`'s stream with the last chunk and closes the connection once it is written (or after the
@@ -163,8 +229,17 @@ public final class HTTPServer {
             return
         }
         entry.queue(ChunkedEncoding.end, payload: 0)
+        streamCount -= 1
         startClosing(entry)
         needsFlush.insert(connection.rawValue)
+    }
+
+    /// The numeric address the connection comes from ("127.0.0.1", "::1"); nil if it is gone or was unknown.
+    public func peerAddress(of connection: ConnectionID) -> String? {
+        guard let peer = connections[connection.rawValue]?.peer, !peer.isEmpty else {
+            return nil
+        }
+        return peer
     }
 
     /// Bytes queued for `connection` and not yet written, framing included; nil if it is gone.
@@ -172,9 +247,14 @@ public final class HTTPServer {
         connections[connection.rawValue]?.queuedBytes
     }
 
-    /// The number of open connections.
+    /// The number of open connections, streams included.
     public var connectionCount: Int {
         connections.count
+    }
+
+    /// The number of open streams.
+    public var streamConnectionCount: Int {
+        streamCount
     }
 }
 #endif

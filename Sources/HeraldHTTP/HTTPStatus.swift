@@ -19,6 +19,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let `continue` = HTTPStatus(code: 100, reason: "Continue")
     public static let ok = HTTPStatus(code: 200, reason: "OK")
     public static let badRequest = HTTPStatus(code: 400, reason: "Bad Request")
+    public static let forbidden = HTTPStatus(code: 403, reason: "Forbidden")
     public static let notFound = HTTPStatus(code: 404, reason: "Not Found")
     public static let methodNotAllowed = HTTPStatus(code: 405, reason: "Method Not Allowed")
     public static let requestTimeout = HTTPStatus(code: 408, reason: "Request Timeout")

@@ -29,4 +29,7 @@ public struct DescriptorLimit: Sendable, Equatable {
         }
         return DescriptorLimit(soft: soft, hard: hard)
     }
+
+    /// The soft limit as an `Int`, `Int.max` when unlimited.
+    public var softCount: Int { soft >= UInt64(Int.max) ? Int.max : Int(soft) }
 }

@@ -65,6 +65,20 @@ public enum TCPSocket {
         return connection
     }
 
+    /// The numeric address of `socket`'s peer: "127.0.0.1", "::1"; an IPv4 client of a dual-stack listener is shown
+    /// by its IPv4 address.
+    ///
+    /// - Throws: ``SystemError``, e.g. ENOTCONN when the peer has already reset the connection.
+    public static func peerAddress(of socket: borrowing FileDescriptor) throws(SystemError) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        _ = try buffer.withUnsafeMutableBufferPointer { (pointer) throws(SystemError) in
+            try completedSyscall("read the peer address of descriptor \(socket.rawValue)") {
+                herald_tcp_peer_address(socket.rawValue, pointer.baseAddress, pointer.count)
+            }
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The local port `socket` is bound to: how a server started on port 0 learns which one it got.
     ///
     /// - Throws: ``SystemError``, e.g. ENOTSOCK.

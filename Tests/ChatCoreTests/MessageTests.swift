@@ -60,6 +60,29 @@ import Testing
         )
         #expect(transcript.text(for: .unknown("x")) == nil)
     }
+
+    @Test(arguments: [
+        ("\u{1B}]0;owned\u{07}\u{1B}[2J", #"\e]0;owned\u{7}\e[2J"#),
+        ("hi\n[12:00:00] * alice went away", #"hi\n[12:00:00] * alice went away"#),
+        ("a\r\nb\tc", #"a\r\nb\tc"#),
+        ("\u{9B}31m C1 CSI, \u{7F} DEL, \u{0} NUL", #"\u{9B}31m C1 CSI, \u{7F} DEL, \u{0} NUL"#),
+        ("line\u{2028}sep \u{202E}desrever", #"line\u{2028}sep \u{202E}desrever"#),
+        ("plain 😀 text with a \\ backslash", "plain 😀 text with a \\ backslash"),
+    ])
+    func transcriptEscapesWhatCouldControlTheTerminalOrBreakALine(text: String, shown: String) {
+        let transcript = Transcript(timeZone: TimeZone(identifier: "UTC")!)
+        let date = Date(timeIntervalSince1970: 0)
+        #expect(
+            transcript.text(for: .message(Message(user: "bob", message: text, date: date)))
+                == "[00:00:00] bob: \(shown)"
+        )
+        #expect(
+            transcript.text(for: .message(Message(user: nil, message: text, date: date))) == "[00:00:00] * \(shown)"
+        )
+        #expect(
+            transcript.text(for: .message(Message(user: text, message: "x", date: date))) == "[00:00:00] \(shown): x"
+        )
+    }
 }
 
 @Suite struct RoomNameTests {

@@ -24,8 +24,10 @@ import Testing
         let reply = try say(server.port, #"{"id":"\#(id)","user":"bob","message":"a\/b","date":1}"#)
         #expect(reply.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(reply.hasSuffix("\r\n\r\nOK"))
-        try say(server.port, #"{"id":"\#(UUID())","message":"system news","date":1}"#)
-        let text = try room.read { $0.contains("system news") }
+        // A system message (no user) may only be the presence of a user whose stream comes from the same address.
+        let presence = try say(server.port, #"{"id":"\#(UUID())","message":"Alice Smith went away","date":1}"#)
+        #expect(presence.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        let text = try room.read { $0.contains("Alice Smith went away") }
 
         #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(text.contains("Transfer-Encoding: chunked\r\n"))

@@ -8,14 +8,21 @@ final class ChatServerProcess: Sendable {
     let process: ChildProcess
     let port: UInt16
 
-    static func start(_ arguments: [String] = [], port: UInt16 = 0) async throws -> ChatServerProcess {
-        let process = try ChildProcess(
-            TestBinaries.path("herald-chat-server"),
-            ["--port", "\(port)", "--log-level", "info"] + arguments
-        )
-        let line = try await process.waitForStderrLine(containing: "listening on http://127.0.0.1:")
-        let after = line.components(separatedBy: "http://127.0.0.1:").last ?? ""
-        let digits = after.prefix { $0.isNumber }
+    /// Starts the server and waits until it listens.
+    ///
+    /// - Parameter launcher: a command that runs the server as its last arguments, e.g. `["/usr/bin/prlimit",
+    ///   "--nofile=64:64"]`, which execs it in place (the pid stays the server's).
+    static func start(
+        _ arguments: [String] = [],
+        port: UInt16 = 0,
+        launcher: [String] = []
+    ) async throws -> ChatServerProcess {
+        let command = launcher + [TestBinaries.path("herald-chat-server"), "--port", "\(port)", "--log-level", "info"]
+        let process = try ChildProcess(command[0], Array(command.dropFirst()) + arguments)
+        let line = try await process.waitForStderrLine(containing: "listening on http://")
+        // "http://127.0.0.1:PORT" or "http://[::]:PORT".
+        let after = line.components(separatedBy: "http://").last?.split(separator: " ").first ?? ""
+        let digits = after.split(separator: ":").last?.prefix { $0.isNumber } ?? ""
         guard let port = UInt16(digits) else {
             throw ChatTestError(description: "no port in '\(line)'")
         }
@@ -37,8 +44,8 @@ struct RawHTTP: ~Copyable {
     let socket: FileDescriptor
     var received: [UInt8] = []
 
-    init(port: UInt16) throws {
-        let connected = try TCPSocket.connect(host: "127.0.0.1", port: port)
+    init(port: UInt16, host: String = "127.0.0.1") throws {
+        let connected = try TCPSocket.connect(host: host, port: port)
         try connected.setReceiveTimeout(seconds: 5)
         socket = connected
     }

@@ -212,6 +212,11 @@ int herald_tcp_local_port(int fd);
 /// Sets TCP_NODELAY, so small writes (one chat line) go out at once.
 int herald_tcp_set_nodelay(int fd);
 
+/// Writes the numeric address of `fd`'s peer ("127.0.0.1", "::1"; an
+/// IPv4-mapped IPv6 address as the IPv4 one) into `buffer`, NUL-terminated;
+/// 0, or -1 with errno (ENOTCONN, ENOSPC when `length` is too small).
+int herald_tcp_peer_address(int fd, char *buffer, size_t length);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,183 @@
+import HeraldPosix
+
+#if os(Linux)
+extension HTTPServer {
+    // MARK: - Deadlines
+
+    /// Gives `connection` the deadline of `timer` from `now` and queues it there; the entry it had in another queue
+    /// goes stale.
+    func arm(_ connection: Connection, _ timer: Connection.Timer, now: UInt64) {
+        let duration =
+            switch timer {
+            case .request: configuration.requestTimeout
+            case .idle: configuration.idleTimeout
+            case .linger: configuration.lingerTimeout
+            }
+        let deadline = now + Self.nanoseconds(duration)
+        if connection.timer == timer, connection.deadline == deadline {
+            return
+        }
+        connection.timer = timer
+        connection.deadline = deadline
+        let live = connections.count
+        switch timer {
+        case .request:
+            requestDeadlines.push(id: connection.id, deadline: deadline)
+            requestDeadlines.compactIfSparse(live: live, isCurrent: isCurrent(.request))
+        case .idle:
+            idleDeadlines.push(id: connection.id, deadline: deadline)
+            idleDeadlines.compactIfSparse(live: live, isCurrent: isCurrent(.idle))
+        case .linger:
+            lingerDeadlines.push(id: connection.id, deadline: deadline)
+            lingerDeadlines.compactIfSparse(live: live, isCurrent: isCurrent(.linger))
+        }
+    }
+
+    /// Whether a queue entry still describes its connection: open, on that timer, with that deadline.
+    private func isCurrent(_ timer: Connection.Timer) -> (DeadlineQueue.Entry) -> Bool {
+        { entry in
+            guard let connection = self.connections[entry.id] else {
+                return false
+            }
+            return connection.timer == timer && connection.deadline == entry.deadline
+        }
+    }
+
+    /// The connection at the front of `timer`'s queue, the one that has waited longest there; nil if none.
+    private func front(_ timer: Connection.Timer) -> Connection? {
+        let entry =
+            switch timer {
+            case .request: requestDeadlines.front(isCurrent: isCurrent(.request))
+            case .idle: idleDeadlines.front(isCurrent: isCurrent(.idle))
+            case .linger: lingerDeadlines.front(isCurrent: isCurrent(.linger))
+            }
+        return entry.flatMap { connections[$0.id] }
+    }
+
+    /// How long the loop may sleep: until the earliest deadline, the handler's, or the end of an accept pause.
+    func waitTimeout() -> Int32 {
+        let now = SystemClock.monotonicNanoseconds()
+        var earliest: UInt64?
+        for timer in [Connection.Timer.request, .idle, .linger] {
+            if let deadline = front(timer)?.deadline {
+                earliest = min(earliest ?? deadline, deadline)
+            }
+        }
+        for deadline in [handler?.nextDeadline, acceptPausedUntil].compactMap(\.self) {
+            earliest = min(earliest ?? deadline, deadline)
+        }
+        guard let earliest else {
+            return -1
+        }
+        if earliest <= now {
+            return 0
+        }
+        // Rounded up, so the loop does not wake a hair early and spin; capped, as epoll takes an Int32.
+        return Int32(min((earliest - now + 999_999) / 1_000_000, 60_000))
+    }
+
+    /// Acts on every deadline that has passed: O(1) per expired connection, none for the others.
+    func checkDeadlines() {
+        let now = SystemClock.monotonicNanoseconds()
+        for timer in [Connection.Timer.request, .idle, .linger] {
+            while let connection = front(timer), connection.deadline <= now {
+                if timer == .request, connection.phase == .reading, connection.parser.hasPartialRequest {
+                    configuration.logger.info("connection \(connection.id): the request took too long to arrive")
+                    connection.queue(
+                        HTTPResponse.error(.requestTimeout, reason: "the request took too long to arrive")
+                            .encoded(keepAlive: false),
+                        payload: 0
+                    )
+                    startClosing(connection)
+                    needsFlush.insert(connection.id)
+                } else {
+                    closeConnection(connection, notify: true)
+                }
+            }
+        }
+        if let resumeAt = acceptPausedUntil, resumeAt <= now {
+            resumeAccepting()
+        }
+        if let handler, let deadline = handler.nextDeadline, deadline <= now {
+            handler.deadlineReached(server: self)
+        }
+    }
+
+    // MARK: - Pressure
+
+    /// Closes the request connection that has waited longest, to make room for a new one: a closing connection
+    /// first (its answer is written or its client is not reading it), then one idle between requests, then the
+    /// oldest unfinished request, which for a slowloris is the slowest. A request younger than
+    /// ``Configuration/evictionGrace`` is kept: it may not have been read yet. Streams are never closed for this.
+    ///
+    /// - Returns: false when there is no request connection to close.
+    func evictLongestWaiting(because reason: String) -> Bool {
+        let now = SystemClock.monotonicNanoseconds()
+        let requestTimeout = Self.nanoseconds(configuration.requestTimeout)
+        let grace = Self.nanoseconds(configuration.evictionGrace)
+        for timer in [Connection.Timer.linger, .idle, .request] {
+            if let connection = front(timer) {
+                // A request's deadline is its start plus the request timeout.
+                if timer == .request, connection.deadline - requestTimeout + grace > now {
+                    return false
+                }
+                statistics.evictedConnections += 1
+                warnOfPressure(.eviction, "closing the longest-waiting request connections: \(reason)")
+                configuration.logger.debug("connection \(connection.id) closed to make room: \(reason)")
+                closeConnection(connection, notify: false)
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Stops watching the listener until ``Configuration/acceptPause`` has passed or a connection closes.
+    func pauseAccepting(because reason: String) {
+        guard acceptPausedUntil == nil else {
+            return
+        }
+        statistics.acceptPauses += 1
+        warnOfPressure(.acceptPause, "\(reason); pausing accepts until a connection closes")
+        do throws(SystemError) {
+            try epoll.remove(listener.rawValue)
+        } catch {
+            configuration.logger.warning("\(error)")
+        }
+        acceptPausedUntil = SystemClock.monotonicNanoseconds() + Self.nanoseconds(configuration.acceptPause)
+    }
+
+    /// Watches the listener again after ``pauseAccepting(_:)``; nothing when accepting is not paused.
+    func resumeAccepting() {
+        guard acceptPausedUntil != nil, !stopping else {
+            return
+        }
+        do throws(SystemError) {
+            try epoll.add(listener.rawValue, events: .readable, data: Token.listener)
+            acceptPausedUntil = nil
+        } catch {
+            // Try again at the next deadline check.
+            configuration.logger.warning("\(error)")
+            acceptPausedUntil = SystemClock.monotonicNanoseconds() + Self.nanoseconds(configuration.acceptPause)
+        }
+    }
+
+    /// The kinds of pressure, each warned of at most once every 10 s.
+    enum Pressure: Hashable {
+        case eviction
+        case acceptPause
+        case streamLimit
+    }
+
+    /// Logs `message` as a warning at most once every 10 s for each kind, and at debug level otherwise: under
+    /// attack the same event happens thousands of times a second.
+    func warnOfPressure(_ kind: Pressure, _ message: String) {
+        let now = SystemClock.monotonicNanoseconds()
+        if let last = lastPressureWarnings[kind], now - last < 10_000_000_000 {
+            configuration.logger.debug(message)
+            return
+        }
+        lastPressureWarnings[kind] = now
+        configuration.logger.warning(message)
+    }
+}
+#endif
