@@ -35,7 +35,13 @@ extension Broker {
         case .post(let post):
             return handlePost(post, from: id, now: now)
         case .subscribe(let subscribe):
-            return handleSubscribe(subscribe, on: id)
+            guard reportsSubscriptions else { return handleSubscribe(subscribe, on: id) }
+            let isNew = connections[id.rawValue]?.subscriptions[subscribe.subscription] == nil
+            let action = handleSubscribe(subscribe, on: id)
+            if isNew, connections[id.rawValue]?.subscriptions[subscribe.subscription] != nil {
+                subscribedPatterns.append(subscribe.pattern)
+            }
+            return action
         case .unsubscribe(let unsubscribe):
             return handleUnsubscribe(unsubscribe, on: id)
         case .get(let get):
@@ -63,6 +69,9 @@ extension Broker {
             return handleMonitor(monitor, on: id)
         case .names(let names):
             answerNames(names.request, to: id)
+            return .none
+        case .plugin(let plugin):
+            pluginRequests.append(PluginRequest(connection: id, frame: plugin))
             return .none
         case .welcome, .notify, .ack, .dropped, .error, .statusReport, .namesReport:
             // The decoder never yields these for the daemon; refuse rather than trap, since this is

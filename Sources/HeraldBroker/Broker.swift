@@ -107,6 +107,12 @@ public struct Broker {
     /// Whether the daemon is over `maxQueuedBytes` and so reads no connection.
     public private(set) var isOverGlobalBound = false
     @usableFromInline var pendingWills: [PendingWill] = []
+    /// `PLUGIN` requests waiting for the daemon's supervisor (`takePluginRequests`).
+    var pluginRequests: [PluginRequest] = []
+    /// Patterns subscribed since the daemon last asked, when it asks (`reportsSubscriptions`).
+    var subscribedPatterns: [Pattern] = []
+    /// Whether the daemon wants to hear of new subscriptions: it does while a plugin waits for one to start.
+    public var reportsSubscriptions = false
     var isShuttingDown = false
 
     /// Creates a broker with no connections.

@@ -14,6 +14,7 @@ extension Frame {
         case .bye: 0
         case .will(let will): 8 + 1 + will.name.utf8.count + will.payload.count
         case .monitor, .names: 4
+        case .plugin(let plugin): 4 + 1 + 1 + plugin.name.utf8.count
         case .welcome(let welcome): 12 + 1 + welcome.server.utf8.count
         case .notify(let notify): Frame.Notify.fixedBodySize + notify.name.utf8.count + notify.payload.count
         case .ack: 12
@@ -80,6 +81,10 @@ extension Frame {
             writer.u32(monitor.request)
         case .names(let names):
             writer.u32(names.request)
+        case .plugin(let plugin):
+            writer.u32(plugin.request)
+            writer.u8(plugin.action.rawValue)
+            writer.str8(plugin.name)
         case .welcome(let welcome):
             writer.u16(welcome.version)
             writer.u16(welcome.maxSubscriptions)

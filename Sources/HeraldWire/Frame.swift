@@ -11,6 +11,7 @@ public enum Frame: Hashable, Sendable {
     case will(Will)
     case monitor(Monitor)
     case names(Names)
+    case plugin(Plugin)
     case welcome(Welcome)
     case notify(Notify)
     case ack(Ack)
@@ -33,6 +34,7 @@ public enum Frame: Hashable, Sendable {
         case .will: .will
         case .monitor: .monitor
         case .names: .names
+        case .plugin: .plugin
         case .welcome: .welcome
         case .notify: .notify
         case .ack: .ack
@@ -56,6 +58,7 @@ public enum Frame: Hashable, Sendable {
         case .will(let will): will.request
         case .monitor(let monitor): monitor.request
         case .names(let names): names.request
+        case .plugin(let plugin): plugin.request
         case .hello, .bye, .welcome, .notify, .ack, .dropped, .error, .statusReport, .namesReport: nil
         }
     }
@@ -146,6 +149,42 @@ extension Frame {
 
         public init(request: UInt32) {
             self.request = request
+        }
+    }
+
+    /// `PLUGIN`: act on one of the plugins the daemon supervises.
+    public struct Plugin: Hashable, Sendable {
+        /// What to do (wire.md, `PLUGIN`).
+        public enum Action: UInt8, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+            /// Start it, clearing `failed`.
+            case start = 1
+            /// Stop it: SIGTERM, then SIGKILL after 2 s.
+            case stop = 2
+            /// Stop it if it runs, then start it, clearing `failed`.
+            case restart = 3
+            /// Reread the plugin folders, as SIGHUP does; `name` is empty.
+            case reload = 4
+
+            /// The action as wire.md spells it.
+            public var description: String {
+                switch self {
+                case .start: "START"
+                case .stop: "STOP"
+                case .restart: "RESTART"
+                case .reload: "RELOAD"
+                }
+            }
+        }
+
+        public var request: UInt32
+        public var action: Action
+        /// The plugin's name; empty exactly for `.reload`.
+        public var name: String
+
+        public init(request: UInt32, action: Action, name: String) {
+            self.request = request
+            self.action = action
+            self.name = name
         }
     }
 

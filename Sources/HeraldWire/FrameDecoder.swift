@@ -279,6 +279,23 @@ public struct FrameDecoder: Sendable {
             try reader.finish()
             try requireNonZero(request, "NAMES request")
             return .names(Frame.Names(request: request))
+        case .plugin:
+            let request = try reader.u32("request")
+            let code = try reader.u8("action")
+            let name = try reader.text8("name")
+            try reader.finish()
+            try requireNonZero(request, "PLUGIN request")
+            guard let action = Frame.Plugin.Action(rawValue: code) else {
+                throw WireError(.malformedFrame, "PLUGIN action \(code) is not 1 to 4", request: request)
+            }
+            guard (action == .reload) == name.isEmpty else {
+                throw WireError(
+                    .malformedFrame,
+                    action == .reload ? "PLUGIN RELOAD takes no name" : "PLUGIN \(action) needs a plugin's name",
+                    request: request
+                )
+            }
+            return .plugin(Frame.Plugin(request: request, action: action, name: name))
         case .welcome:
             let welcome = Frame.Welcome(
                 version: try reader.u16("version"),

@@ -11,6 +11,7 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
     case will = 0x09
     case monitor = 0x0A
     case names = 0x0B
+    case plugin = 0x0C
     case welcome = 0x81
     case notify = 0x82
     case ack = 0x83
@@ -40,6 +41,7 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
         case .will: "WILL"
         case .monitor: "MONITOR"
         case .names: "NAMES"
+        case .plugin: "PLUGIN"
         case .welcome: "WELCOME"
         case .notify: "NOTIFY"
         case .ack: "ACK"

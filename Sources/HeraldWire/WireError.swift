@@ -32,6 +32,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let tooManyConnections = Code(rawValue: 19)
         public static let slowConsumer = Code(rawValue: 20)
         public static let helloTimeout = Code(rawValue: 25)
+        public static let unknownPlugin = Code(rawValue: 26)
 
         /// The code's name as wire.md spells it, e.g. `INVALID_NAME`.
         public var description: String {
@@ -57,6 +58,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case .tooManyConnections: "TOO_MANY_CONNECTIONS"
             case .slowConsumer: "SLOW_CONSUMER"
             case .helloTimeout: "HELLO_TIMEOUT"
+            case .unknownPlugin: "UNKNOWN_PLUGIN"
             default: "ERROR_\(rawValue)"
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldPosix
+import HeraldLaunch
 import HeraldTestSupport
 import Testing
 

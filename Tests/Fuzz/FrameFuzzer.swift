@@ -116,6 +116,7 @@ private struct Harness {
         configuration.bounds.maxConnections = FuzzLimits.maxConnections
         configuration.bounds.maxQueuedBytes = FuzzLimits.maxQueuedBytes
         broker = Broker(configuration: configuration)
+        broker.reportsSubscriptions = true
     }
 
     var realtimeNow: UInt64 { realtimeBase + monotonic }
@@ -338,7 +339,7 @@ private struct Harness {
             require(ack.sequence <= status.posted, "ACK of a sequence never assigned")
         case .namesReport, .statusReport:
             break
-        case .hello, .post, .subscribe, .unsubscribe, .get, .ping, .status, .bye, .will, .monitor, .names:
+        case .hello, .post, .subscribe, .unsubscribe, .get, .ping, .status, .bye, .will, .monitor, .names, .plugin:
             requireFailure("the client decoder yielded a client frame")
         }
     }
@@ -355,6 +356,13 @@ private struct Harness {
 
     /// The end of one turn of heraldd's loop: wills, dirty connections, the global bound.
     mutating func turn() {
+        // As heraldd's supervisor does: every PLUGIN request is answered in the turn it came, known or not.
+        for request in broker.takePluginRequests() {
+            let known = request.frame.action == .reload || request.frame.name == "session"
+            let action = broker.answer(request, error: known ? nil : "no plugin is called \(request.frame.name)")
+            require(action == .none || broker.isClosing(request.connection), "an unknown plugin left the asker open")
+        }
+        _ = broker.takeSubscribedPatterns()
         broker.postDueWills(monotonicNow: monotonic, realtimeNow: realtimeNow)
         broker.takeDirty(into: &scratch)
         let ids = scratch

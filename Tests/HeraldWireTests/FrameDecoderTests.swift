@@ -46,7 +46,7 @@ struct FrameDecoderTests {
         }
     }
 
-    @Test(arguments: [UInt8(0x00), 0x0C, 0x7F, 0x81, 0x82, 0x88, 0xFF])
+    @Test(arguments: [UInt8(0x00), 0x0D, 0x7F, 0x81, 0x82, 0x88, 0xFF])
     func rejectsFrameTypesTheDaemonDoesNotAccept(type: UInt8) {
         #expect(throws: WireError.self) {
             _ = try Frame.decode(header(length: 2, type: type), role: .daemon)
@@ -167,5 +167,37 @@ struct FrameDecoderTests {
             #expect(try decoder.next() == frame)
         }
         #expect(decoder.bufferedByteCount == 0)
+    }
+}
+
+/// `PLUGIN`'s own checks (wire.md, `PLUGIN`).
+struct PluginFrameDecodingTests {
+    private func plugin(request: UInt32, action: UInt8, name: String) -> [UInt8] {
+        var body: [UInt8] = withUnsafeBytes(of: request.littleEndian) { Array($0) } + [action, UInt8(name.utf8.count)]
+        body += Array(name.utf8)
+        let length = UInt32(2 + body.count)
+        return withUnsafeBytes(of: length.littleEndian) { Array($0) } + [0x0C, 0x00] + body
+    }
+
+    @Test(arguments: [
+        (UInt8(0), "session", "PLUGIN action 0 is not 1 to 4"),
+        (5, "session", "PLUGIN action 5 is not 1 to 4"),
+        (1, "", "PLUGIN START needs a plugin's name"),
+        (4, "session", "PLUGIN RELOAD takes no name"),
+    ])
+    func refusesABadActionOrANameThatDoesNotFitIt(action: UInt8, name: String, reason: String) {
+        let error = #expect(throws: WireError.self) {
+            _ = try Frame.decode(plugin(request: 3, action: action, name: name), role: .daemon)
+        }
+        #expect(error?.code == .malformedFrame)
+        #expect(error?.request == 3)
+        #expect(error?.reason == reason)
+    }
+
+    @Test func aPluginFrameIsForTheDaemonOnly() {
+        let error = #expect(throws: WireError.self) {
+            _ = try Frame.decode(plugin(request: 3, action: 1, name: "session"), role: .client)
+        }
+        #expect(error?.code == .unknownFrameType)
     }
 }

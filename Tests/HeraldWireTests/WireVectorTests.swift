@@ -32,6 +32,8 @@ struct WireVectorTests {
         "will-withdraw": .will(.init(request: 15, delayMilliseconds: 0, name: "", payload: [])),
         "monitor": .monitor(.init(request: 13)),
         "names": .names(.init(request: 14)),
+        "plugin-restart": .plugin(.init(request: 15, action: .restart, name: "session")),
+        "plugin-reload": .plugin(.init(request: 16, action: .reload, name: "")),
         "names-report": .namesReport(.init(request: 14, names: ["session.didBecomeActive", "session.state"])),
         "welcome": .welcome(
             .init(version: 1, maxSubscriptions: 1024, maxPayload: 65536, daemonPID: 4242, server: "heraldd 0.1.0")

@@ -1,0 +1,67 @@
+public import HeraldWire
+
+/// What passes between the broker and the daemon's own parts (the plugin supervisor): requests the broker cannot
+/// answer alone, subscriptions the daemon wants to hear of, and posts the daemon makes itself.
+extension Broker {
+    /// A `PLUGIN` request, received and waiting for the daemon's answer.
+    public struct PluginRequest: Sendable, Equatable {
+        /// The connection that asked.
+        public let connection: ConnectionID
+        /// What it asked.
+        public let frame: Frame.Plugin
+    }
+
+    /// Hands over the `PLUGIN` requests received since the last call, in the order they came.
+    ///
+    /// Each must be answered with ``answer(_:error:)`` in the same turn, so a connection's answers keep the order of
+    /// its requests.
+    public mutating func takePluginRequests() -> [PluginRequest] {
+        guard !pluginRequests.isEmpty else { return [] }
+        defer { pluginRequests.removeAll(keepingCapacity: true) }
+        return pluginRequests
+    }
+
+    /// Answers a `PLUGIN` request: `ACK` when `error` is nil, else `ERROR` `UNKNOWN_PLUGIN` with that reason, which
+    /// ends the connection as every daemon error does.
+    ///
+    /// - Returns: What the owner must do for the asking connection; `.none` when it has closed meanwhile.
+    public mutating func answer(_ request: PluginRequest, error: String?) -> Action {
+        let id = request.connection
+        guard id.rawValue < mailboxes.count, mailboxes[id.rawValue].phase == .ready else { return .none }
+        guard let error else {
+            enqueueControl(.ack(Frame.Ack(request: request.frame.request, sequence: lastSequence)), to: id)
+            return .none
+        }
+        return fail(id, WireError(.unknownPlugin, error, request: request.frame.request))
+    }
+
+    /// Hands over the patterns subscribed since the last call, while ``reportsSubscriptions`` is on.
+    public mutating func takeSubscribedPatterns() -> [Pattern] {
+        guard !subscribedPatterns.isEmpty else { return [] }
+        defer { subscribedPatterns.removeAll(keepingCapacity: true) }
+        return subscribedPatterns
+    }
+
+    /// Posts `payload` to `name` as the daemon itself: the one way a name under `herald.` is posted (the plugin
+    /// states, `herald.plugin.NAME`). Subscribers see `sender` as its sender.
+    ///
+    /// - Parameters:
+    ///   - name: A valid name; under `herald.` is allowed here.
+    ///   - payload: At most the daemon's `maxPayload`.
+    ///   - retain: Whether to keep it as the name's retained value (an empty payload clears it).
+    ///   - sender: The daemon's own pid, uid and gid.
+    ///   - now: The daemon's clock, nanoseconds since 1970.
+    /// - Returns: The post's sequence number.
+    @discardableResult
+    public mutating func postAsDaemon(
+        name: String,
+        payload: [UInt8],
+        retain: Bool,
+        sender: Sender,
+        now: UInt64
+    ) -> UInt64 {
+        precondition(Name.isValid(name), "the daemon posted to \"\(name)\", which is not a name")
+        precondition(payload.count <= configuration.bounds.maxPayload, "the daemon's post to \(name) is too large")
+        return post(name: name, payload: payload, retain: retain, sender: sender, now: now)
+    }
+}
