@@ -27,7 +27,7 @@ extension Supervisor {
         }
         let refusals = Dictionary(refused.map { ($0.name, $0) }) { first, _ in first }
         for name in plugins.keys.sorted() where wanted[name] == nil && refusals[name] == nil {
-            actions.append(.log(.info, "plugin \(name): its file is gone; stopping it"))
+            actions.append(.log(.info, "plugin \(name): its file is gone or masked"))
             end(name, then: .remove, now: now, &actions)
         }
         for name in Set(wanted.keys).union(refusals.keys).sorted() {

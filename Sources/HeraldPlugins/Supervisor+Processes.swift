@@ -128,8 +128,15 @@ extension Supervisor {
             actions.append(.signal(pid: pid, .terminate))
             let killAt = now + timing.stopTimeout
             plugins[name]!.state = .stopping(pid: pid, startedAt: startedAt, killAt: killAt, then: then)
-        case .stopping(let pid, let startedAt, let killAt, _):
-            plugins[name]!.state = .stopping(pid: pid, startedAt: startedAt, killAt: killAt, then: then)
+        case .stopping(let pid, let startedAt, let killAt, let previous):
+            // A plugin leaving because its file is gone or refused stays on that course through a stop or shutdown;
+            // only a reload (which calls with .remove or .refuse, or brings the file back) changes it.
+            var next = then
+            switch (previous, then) {
+            case (.remove, .stop), (.remove, .start), (.refuse, .stop), (.refuse, .start): next = previous
+            default: break
+            }
+            plugins[name]!.state = .stopping(pid: pid, startedAt: startedAt, killAt: killAt, then: next)
         case .spawning:
             preconditionFailure("supervisor: \(name) stopped while its spawn is unanswered")
         case .inactive, .waiting, .failed, .stopped, .refused:

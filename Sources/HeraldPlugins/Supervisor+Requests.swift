@@ -84,7 +84,8 @@ extension Supervisor {
         return actions
     }
 
-    /// The plugin a request names, or nil after logging that there is none.
+    /// The plugin a request names, or nil after logging why there is none to act on: shutdown, no such name, or
+    /// a plugin whose process is ending because its file is gone or refused (it is only waiting to be forgotten).
     private func requestedPlugin(_ name: String, _ verb: String, _ actions: inout [Action]) -> Plugin? {
         if isShuttingDown {
             actions.append(.log(.warning, "cannot \(verb) plugin \(name): shutting down"))
@@ -93,6 +94,18 @@ extension Supervisor {
         guard let plugin = plugins[name] else {
             actions.append(.log(.warning, "no plugin named \(name) to \(verb)"))
             return nil
+        }
+        if case .stopping(_, _, _, let then) = plugin.state {
+            switch then {
+            case .remove:
+                actions.append(.log(.warning, "cannot \(verb) plugin \(name): its file is gone"))
+                return nil
+            case .refuse(let reason, _):
+                actions.append(.log(.warning, "cannot \(verb) plugin \(name): its file is refused: \(reason)"))
+                return nil
+            case .stop, .start:
+                break
+            }
         }
         return plugin
     }

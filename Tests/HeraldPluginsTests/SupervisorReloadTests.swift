@@ -73,4 +73,27 @@ struct SupervisorReloadTests {
         #expect(harness.supervisor.daemonStarted(now: harness.now).spawns == ["good"])
         #expect(harness.supervisor.startRequested("x", now: harness.now).spawns.isEmpty)
     }
+
+    @Test func aPluginLeavingForARemovedFileIsForgottenWhateverIsAskedMeanwhile() {
+        var harness = H()
+        let pid = harness.startAll([H.plugin("a")])["a"]!
+        #expect(harness.load([]).signals == ["terminate \(pid)"])
+        #expect(
+            harness.supervisor.stopRequested("a", now: harness.now).logs == ["cannot stop plugin a: its file is gone"]
+        )
+        #expect(harness.supervisor.startRequested("a", now: harness.now).spawns.isEmpty)
+        let exit = harness.exited(pid, .exited(0))
+        #expect(exit.unpublished == ["a"])
+        #expect(exit.spawns.isEmpty)
+    }
+
+    @Test func aFileThatComesBackWhileItsPluginIsStoppingStartsItAgain() {
+        var harness = H()
+        let pid = harness.startAll([H.plugin("a")])["a"]!
+        _ = harness.load([])
+        _ = harness.load([H.plugin("a", command: ["/usr/bin/back"])])
+        let exit = harness.exited(pid, .exited(0))
+        #expect(exit.spawns == ["a"])
+        #expect(exit.unpublished.isEmpty)
+    }
 }
