@@ -59,10 +59,21 @@ extension Supervisor {
     /// A connection subscribed to `pattern`: each `subscribe` plugin that has never run and provides a name the
     /// pattern can match starts now. The subscription is not held up: the plugin's posts reach it when made.
     public mutating func subscribed(_ pattern: Pattern, now: Instant) -> [Action] {
+        // Every SUBSCRIBE comes here: once each subscribe plugin has run, this is one pass over the plugins.
+        guard awaitsSubscriptions else { return [] }
         var actions: [Action] = []
         for name in plugins.keys.sorted() { activateIfDue(name, subscriptions: [pattern], now: now, &actions) }
         finish(&actions, now: now)
         return actions
+    }
+
+    /// Whether some `subscribe` plugin has never run, so a subscription could start it. When false the owner may
+    /// skip ``subscribed(_:now:)``.
+    public var awaitsSubscriptions: Bool {
+        !isShuttingDown
+            && plugins.values.contains { plugin in
+                plugin.state == .inactive && plugin.declaration?.activation == .subscribe
+            }
     }
 
     /// Starts `name` if it has never run and its activation says now: `start` once the daemon has started,

@@ -25,7 +25,7 @@
 /// Activation: `start` plugins start at ``daemonStarted(now:)`` (or when a later load adds them); a `subscribe`
 /// plugin starts the first time a subscription can match a name it provides, and subscriptions never start it
 /// again once it has run (its `Restart=` decides after that); `manual` plugins start only on request.
-public struct Supervisor {
+public struct Supervisor: Sendable {
     /// The timings of the restart policy; the defaults are the issue's.
     public struct Timing: Hashable, Sendable {
         /// The first restart delay.
@@ -82,7 +82,7 @@ public struct Supervisor {
     }
 
     /// One plugin's state; cases carry their data.
-    enum State: Hashable {
+    enum State: Hashable, Sendable {
         /// Loaded, never started.
         case inactive
         /// `.spawn` returned; waiting for `spawned` or `spawnFailed`.
@@ -98,7 +98,7 @@ public struct Supervisor {
     }
 
     /// What a plugin becomes once the process being stopped has exited.
-    enum AfterStop: Hashable {
+    enum AfterStop: Hashable, Sendable {
         case stop
         /// Start it again at once: a restart request or a changed file.
         case start
@@ -109,7 +109,7 @@ public struct Supervisor {
     }
 
     /// Everything the machine knows of one plugin.
-    struct Plugin {
+    struct Plugin: Sendable {
         /// The declaration, or nil for a refused file.
         var declaration: PluginDeclaration?
         var file: String
