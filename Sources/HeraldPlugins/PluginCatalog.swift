@@ -34,6 +34,7 @@ public struct PluginCatalog: Hashable, Sendable {
 
     /// A file's text, or the reason reading it failed.
     public enum Contents: Hashable, Sendable {
+        /// The file's text, as read.
         case text(String)
         /// The read failed: the errno text, e.g. "Permission denied (errno 13)".
         case unreadable(String)
