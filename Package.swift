@@ -24,6 +24,8 @@ let package = Package(
         .target(name: "HeraldWire", swiftSettings: strict),
         // Pure: the daemon's decisions as values and state machines.
         .target(name: "HeraldBroker", dependencies: ["HeraldWire"], swiftSettings: strict),
+        // Pure: plugin files, the discovery rules and the supervisor's state machine. No I/O, no clock.
+        .target(name: "HeraldPlugins", dependencies: ["HeraldWire"], swiftSettings: strict),
         // C: what Glibc does not expose to Swift (epoll, eventfd, signalfd, accept4, SO_PEERCRED).
         .target(name: "CHeraldShim", cSettings: [.define("_GNU_SOURCE")]),
         // The only module that makes syscalls.
@@ -94,6 +96,7 @@ let package = Package(
         ),
         .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"]),
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
+        .testTarget(name: "HeraldPluginsTests", dependencies: ["HeraldPlugins", "HeraldWire"]),
         .testTarget(name: "HeraldPosixTests", dependencies: ["HeraldPosix"]),
         .testTarget(name: "HeraldArgumentsTests", dependencies: ["HeraldArguments"]),
         .testTarget(name: "HeraldLaunchTests", dependencies: ["HeraldLaunch"]),

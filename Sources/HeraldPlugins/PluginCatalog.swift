@@ -1,0 +1,163 @@
+/// The effective set of plugins, decided from directory listings the owner has read: which files load, which are
+/// masked, and which are refused and why.
+///
+/// The rules, after systemd's unit search path:
+/// - The user's directory comes first, then each system directory in order. The first file of a NAME wins and
+///   hides every later one, even when it is refused or a mask, so what `herald plugins` reports is always the file
+///   that decides.
+/// - A mask (an empty file, or `Enabled=false`) makes no plugin of its NAME run.
+/// - A file not owned by the daemon's user or root, or writable by group or others, is refused unread.
+/// - Entries whose file name does not end in `.plugin` are ignored.
+///
+/// Executables are checked in a second step, ``checkingExecutables(_:daemonUID:)``, once the owner has looked each
+/// program up in `PATH` and stat()ed it.
+public struct PluginCatalog: Hashable, Sendable {
+    /// One directory entry, as the owner read it.
+    public struct Entry: Hashable, Sendable {
+        /// The entry's name in its directory, e.g. `session.plugin`.
+        public var fileName: String
+        /// The full path, for reports.
+        public var path: String
+        /// The file's text, or why it could not be read.
+        public var contents: Contents
+        /// Its owner and mode, from `stat()` (not `lstat()`: a link is trusted for what it leads to).
+        public var facts: FileFacts
+
+        /// Creates an entry.
+        public init(fileName: String, path: String, contents: Contents, facts: FileFacts) {
+            self.fileName = fileName
+            self.path = path
+            self.contents = contents
+            self.facts = facts
+        }
+    }
+
+    /// A file's text, or the reason reading it failed.
+    public enum Contents: Hashable, Sendable {
+        /// The file's text, as read.
+        case text(String)
+        /// The read failed: the errno text, e.g. "Permission denied (errno 13)".
+        case unreadable(String)
+    }
+
+    /// A plugin file that does not load, with the reason.
+    public struct Refusal: Hashable, Sendable {
+        /// The plugin name from the file name (possibly itself the problem).
+        public var name: String
+        /// The file's path.
+        public var path: String
+        /// Why it is refused: "line 4: unknown key 'Foo'", "owned by uid 1001, not by 1000 or root".
+        public var reason: String
+
+        /// Creates a refusal.
+        public init(name: String, path: String, reason: String) {
+            self.name = name
+            self.path = path
+            self.reason = reason
+        }
+    }
+
+    /// A mask: the name and the file that masks it.
+    public struct Mask: Hashable, Sendable {
+        /// The plugin name masked.
+        public var name: String
+        /// The file that masks it.
+        public var path: String
+
+        /// Creates a mask.
+        public init(name: String, path: String) {
+            self.name = name
+            self.path = path
+        }
+    }
+
+    /// What the owner found when it looked a plugin's program up and stat()ed it.
+    public enum ExecutableLookup: Hashable, Sendable {
+        /// The program is the file at `path`, with these facts.
+        case found(path: String, facts: FileFacts)
+        /// It is not there, or not executable: the reason, e.g. "'bridge' not found in PATH".
+        case notFound(String)
+    }
+
+    /// The plugins that load, sorted by name.
+    public private(set) var declarations: [PluginDeclaration] = []
+    /// The files that do not, sorted by name.
+    public private(set) var refused: [Refusal] = []
+    /// The names masked, sorted by name.
+    public private(set) var masked: [Mask] = []
+
+    /// Decides the effective set from the listings of the user's directory and of each system directory.
+    ///
+    /// - Parameters:
+    ///   - user: the entries of `$XDG_CONFIG_HOME/herald/plugins/`.
+    ///   - system: the entries of each `$XDG_DATA_DIRS/herald/plugins/`, in the order of `XDG_DATA_DIRS`.
+    ///   - daemonUID: the uid the daemon runs as.
+    public init(user: [Entry], system: [[Entry]], daemonUID: UInt32) {
+        var decided: Set<String> = []
+        for directory in [user] + system {
+            // Sorted, so the result does not depend on the order readdir() happened to return.
+            for entry in directory.sorted(by: { $0.fileName < $1.fileName }) {
+                guard let name = PluginFile.name(ofFileName: entry.fileName), decided.insert(name).inserted else {
+                    continue
+                }
+                decide(name: name, entry: entry, daemonUID: daemonUID)
+            }
+        }
+        declarations.sort { $0.name < $1.name }
+        refused.sort { $0.name < $1.name }
+        masked.sort { $0.name < $1.name }
+    }
+
+    private mutating func decide(name: String, entry: Entry, daemonUID: UInt32) {
+        func refuse(_ reason: String) {
+            refused.append(Refusal(name: name, path: entry.path, reason: reason))
+        }
+        if let problem = entry.facts.trustProblem(daemonUID: daemonUID) { return refuse(problem) }
+        let text: String
+        switch entry.contents {
+        case .text(let contents): text = contents
+        case .unreadable(let reason): return refuse("cannot read: \(reason)")
+        }
+        do {
+            switch try PluginFile(name: name, path: entry.path, text: text) {
+            case .plugin(let declaration): declarations.append(declaration)
+            case .mask: masked.append(Mask(name: name, path: entry.path))
+            }
+        } catch {
+            refuse(error.description)
+        }
+    }
+
+    /// The catalog with each declaration's program checked: a program found and trusted gets its path in
+    /// ``PluginDeclaration/executable``; one not found, or not trusted by the rule files follow, moves its plugin to
+    /// ``refused``.
+    ///
+    /// - Parameters:
+    ///   - lookups: what the owner found for each plugin, by plugin name. A plugin missing here is refused, so a
+    ///     forgotten lookup never runs an unchecked program.
+    ///   - daemonUID: the uid the daemon runs as.
+    public func checkingExecutables(_ lookups: [String: ExecutableLookup], daemonUID: UInt32) -> PluginCatalog {
+        var checked = self
+        checked.declarations = []
+        for var declaration in declarations {
+            func refuse(_ reason: String) {
+                checked.refused.append(Refusal(name: declaration.name, path: declaration.path, reason: reason))
+            }
+            switch lookups[declaration.name] {
+            case nil:
+                refuse("executable '\(declaration.program)' was not checked")
+            case .notFound(let reason):
+                refuse("executable \(reason)")
+            case .found(let path, let facts):
+                if let problem = facts.trustProblem(daemonUID: daemonUID) {
+                    refuse("executable \(path): \(problem)")
+                } else {
+                    declaration.executable = path
+                    checked.declarations.append(declaration)
+                }
+            }
+        }
+        checked.refused.sort { $0.name < $1.name }
+        return checked
+    }
+}
