@@ -38,7 +38,7 @@ let package = Package(
         // `DaemonMain`, which heraldd and `herald demo` both run.
         .target(
             name: "HeraldDaemon",
-            dependencies: ["HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldArguments"],
+            dependencies: ["HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldArguments", "HeraldPlugins"],
             swiftSettings: strict
         ),
         .executableTarget(name: "heraldd", dependencies: ["HeraldDaemon"], swiftSettings: strict),

@@ -43,6 +43,14 @@ int herald_raise_descriptor_limit(uint64_t *soft, uint64_t *hard) {
     return 0;
 }
 
+int herald_descriptor_limit(uint64_t *soft, uint64_t *hard) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) < 0) return -1;
+    *soft = limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)limit.rlim_cur;
+    *hard = limit.rlim_max == RLIM_INFINITY ? UINT64_MAX : (uint64_t)limit.rlim_max;
+    return 0;
+}
+
 // MARK: - Child processes
 
 #include <fcntl.h>

@@ -65,3 +65,11 @@ extension Broker {
         return post(name: name, payload: payload, retain: retain, sender: sender, now: now)
     }
 }
+
+extension Broker {
+    /// The pattern of every subscription now live, for a supervisor that reloads its plugins: a new plugin whose
+    /// names are already awaited starts at once.
+    public func livePatterns() -> [Pattern] {
+        connections.lazy.compactMap { $0 }.flatMap { $0.subscriptions.values.map(\.pattern) }
+    }
+}

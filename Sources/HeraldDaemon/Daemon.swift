@@ -37,10 +37,14 @@ struct Daemon: ~Copyable {
     static let framesForAnotherRound = 16
     /// How long to stop accepting after running out of descriptors.
     static let acceptPause: UInt64 = 100_000_000
+    /// How long past the shutdown bound heraldd waits for its plugins: they get SIGKILL 2 s after SIGTERM.
+    static let pluginStopBound: UInt64 = 1_500_000_000
 
     let options: DaemonOptions
     let logger: Logger
     var broker: Broker
+    /// The plugins heraldd supervises (Daemon+Plugins.swift).
+    var plugins: PluginHost
     var epoll: Epoll
     let signals: SignalFD
     let lock: LockFile
@@ -100,7 +104,7 @@ struct Daemon: ~Copyable {
         // descriptor in the loop: no async-signal-safety puzzles. (DaemonMain ignores the signals heraldd has no use
         // for.) First of all, so that none of them can end heraldd between binding the socket and the loop, leaving
         // the socket file behind: one arriving meanwhile waits for the loop.
-        let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP])
+        let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP, SIGCHLD])
         // Under socket activation systemd has bound the socket and owns its path, which is then the daemon's path
         // whatever the options say: the directory is still checked and the lock taken, so a daemon started by hand
         // refuses, but the socket is neither probed nor replaced.
@@ -172,6 +176,11 @@ struct Daemon: ~Copyable {
         self.listener = listener
         self.signals = signals
         self.epoll = epoll
+        plugins = PluginHost(
+            enabled: options.plugins,
+            folders: .fromEnvironment(),
+            inheritedDescriptorLimit: options.inheritedDescriptorLimit
+        )
         var configuration = Broker.Configuration(
             ownerUID: ProcessIdentity.effectiveUID(),
             daemonPID: ProcessIdentity.currentPID(),
@@ -207,6 +216,7 @@ struct Daemon: ~Copyable {
                 + "\(options.helloTimeoutMilliseconds) ms to send it"
         )
         notifySystemdReady(path: options.socketPath)
+        startPlugins()
         while true {
             let count = waitForEvents()
             for index in 0..<count {
@@ -232,6 +242,7 @@ struct Daemon: ~Copyable {
                 }
                 rounds += 1
             }
+            pluginRequestsAndSubscriptions()
             checkDeadlines()
             framesLastTurn = framesThisTurn
             framesThisTurn = 0
@@ -241,12 +252,18 @@ struct Daemon: ~Copyable {
             broker.endTurn()
             if broker.updateGlobalBound() { globalBoundChanged() }
             if let deadline = shutdownDeadline {
-                if openChannels == 0 { break }
-                if SystemClock.monotonicNanoseconds() >= deadline {
+                let now = SystemClock.monotonicNanoseconds()
+                if openChannels > 0 && now >= deadline {
                     logger.warning("closing \(openChannels) connections that did not drain within the shutdown bound")
                     for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
                         closeChannel(fd, reason: "shutdown bound reached")
                     }
+                }
+                if openChannels == 0 && plugins.shutdownComplete { break }
+                if now >= deadline + Self.pluginStopBound {
+                    // Not reached while the supervisor works: it kills at 2 s, and the exits follow at once. Exiting
+                    // kills whatever is left anyway (PR_SET_PDEATHSIG).
+                    logger.warning("plugins did not exit within the shutdown bound; leaving them to the kernel")
                     break
                 }
             }
@@ -290,6 +307,7 @@ struct Daemon: ~Copyable {
     private func nextTimeout() -> Int32 {
         let polling = shutdownDeadline != nil || acceptResumesAt != nil || !closing.isEmpty
         var due = handshakes.nextDeadline
+        if let plugin = pluginDeadline { due = min(due ?? plugin, plugin) }
         if broker.hasPendingWills, let will = broker.nextWillDeadline { due = min(due ?? will, will) }
         guard let due else { return polling ? 100 : -1 }
         let now = SystemClock.monotonicNanoseconds()
@@ -317,6 +335,10 @@ struct Daemon: ~Copyable {
     }
 
     private mutating func handle(_ event: Epoll.Event) {
+        if event.data & Self.pluginOutputTag != 0 && event.data < Self.signalTag {
+            pluginOutputReadable(Int32(truncatingIfNeeded: event.data & ~Self.pluginOutputTag))
+            return
+        }
         switch event.data {
         case Self.signalTag:
             handleSignals()
@@ -350,17 +372,19 @@ struct Daemon: ~Copyable {
             guard let signal else { return }
             if signal == SIGHUP {
                 reloadRequested()
+            } else if signal == SIGCHLD {
+                childrenExited()
             } else {
                 beginShutdown(signal: signal)
             }
         }
     }
 
-    /// SIGHUP: the conventional request to re-read configuration. It never stops heraldd.
-    ///
-    /// heraldd has nothing to re-read yet; the plugin supervisor hooks in here to rescan its plugins.
+    /// SIGHUP: the conventional request to re-read configuration. It never stops heraldd: it rereads the plugin
+    /// folders.
     private mutating func reloadRequested() {
-        logger.notice("SIGHUP received: reload requested (nothing to reload yet)")
+        logger.notice("SIGHUP received: reload requested")
+        reloadPlugins()
     }
 
     private mutating func beginShutdown(signal: Int32) {
@@ -388,15 +412,20 @@ struct Daemon: ~Copyable {
         for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
             beginClosing(fd)
         }
+        stopPlugins()
         shutdownDeadline = SystemClock.monotonicNanoseconds() + Self.flushBound
     }
 
     private mutating func checkDeadlines() {
         // Most turns have nothing due: no clock read then.
-        guard broker.hasPendingWills || acceptResumesAt != nil || !closing.isEmpty || !handshakes.isEmpty else {
+        guard
+            broker.hasPendingWills || acceptResumesAt != nil || !closing.isEmpty || !handshakes.isEmpty
+                || plugins.wakeAt != nil || plugins.owesOutputCounts
+        else {
             return
         }
         let now = SystemClock.monotonicNanoseconds()
+        pluginDeadlines(monotonicNow: now)
         expireHandshakes(now: now)
         let posted = broker.postDueWills(monotonicNow: now, realtimeNow: SystemClock.realtimeNanoseconds())
         if posted > 0 { logger.info("posted \(posted) will\(posted == 1 ? "" : "s")") }

@@ -20,6 +20,7 @@ public enum DaemonMain {
         let options: DaemonOptions
         // Connections are bounded by descriptors: take all the hard limit allows before the default of
         // --max-connections is derived from it. heraldd uses epoll, never select, so no FD_SETSIZE holds it back.
+        let inherited = (try? DescriptorLimit.current())?.soft ?? 0
         let descriptorLimit = (try? DescriptorLimit.raiseSoftToHard()) ?? DescriptorLimit(soft: 1024, hard: 1024)
         do {
             switch try DaemonOptions.spec.parse(arguments) {
@@ -30,7 +31,9 @@ public enum DaemonMain {
                 Terminal.writeStdout("heraldd \(DaemonOptions.version)\n")
                 Terminal.exit(.success)
             case .run(let parsed):
-                options = try DaemonOptions(parsed, descriptorLimit: descriptorLimit.soft)
+                var parsedOptions = try DaemonOptions(parsed, descriptorLimit: descriptorLimit.soft)
+                parsedOptions.inheritedDescriptorLimit = inherited
+                options = parsedOptions
             }
         } catch {
             Terminal.writeStderr(DaemonOptions.spec.errorText(error))

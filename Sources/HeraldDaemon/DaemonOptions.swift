@@ -13,6 +13,10 @@ struct DaemonOptions {
     var bounds = Broker.Bounds()
     /// Whether a turn's output goes out in one io_uring batch when the kernel allows it (`--no-send-batching`
     /// turns it off: then each connection gets its own send, as on a kernel without io_uring).
+    /// Whether heraldd reads its plugin folders and supervises plugins (`--no-plugins` turns it off).
+    var plugins = true
+    /// The soft descriptor limit heraldd was started with, before it raised its own: what its plugins get.
+    var inheritedDescriptorLimit: UInt64 = 0
     var sendBatching = true
     /// Under load (see `Daemon.waitForEvents`), how long heraldd lets input gather before it waits for more
     /// (`--coalesce-us`); 0 turns it off.
@@ -130,6 +134,10 @@ struct DaemonOptions {
                 help: "Under load, let input gather this long before waiting for more; 0 turns it off.",
                 defaultDescription: "20"
             ),
+            OptionSpec(
+                long: "no-plugins",
+                help: "Start no plugins: read no plugin folder, and refuse PLUGIN requests."
+            ),
             OptionSpec(long: "version", help: "Show the version."),
         ]
     )
@@ -169,6 +177,7 @@ struct DaemonOptions {
         bounds.maxQueuedBytes =
             try arguments.int("max-queued-bytes", range: 65536...(1 << 40)) ?? Limits.defaultMaxQueuedBytes
         sendBatching = !arguments.flag("no-send-batching")
+        plugins = !arguments.flag("no-plugins")
         coalesceNanoseconds = UInt64(try arguments.int("coalesce-us", range: 0...1000) ?? 20) * 1000
     }
 }

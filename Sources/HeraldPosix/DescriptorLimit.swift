@@ -30,6 +30,18 @@ public struct DescriptorLimit: Sendable, Equatable {
         return DescriptorLimit(soft: soft, hard: hard)
     }
 
+    /// The limits in force now.
+    ///
+    /// - Throws: ``SystemError`` when they cannot be read.
+    public static func current() throws(SystemError) -> DescriptorLimit {
+        var soft: UInt64 = 0
+        var hard: UInt64 = 0
+        _ = try completedSyscall("read the descriptor limit (RLIMIT_NOFILE)") {
+            herald_descriptor_limit(&soft, &hard)
+        }
+        return DescriptorLimit(soft: soft, hard: hard)
+    }
+
     /// The soft limit as an `Int`, `Int.max` when unlimited.
     public var softCount: Int { soft >= UInt64(Int.max) ? Int.max : Int(soft) }
 }

@@ -20,4 +20,9 @@ public enum ProcessIdentity {
     public static func currentPID() -> Int32 {
         getpid()
     }
+
+    /// The real group ID of this process.
+    public static func currentGID() -> UInt32 {
+        getgid()
+    }
 }

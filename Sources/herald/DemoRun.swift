@@ -63,7 +63,8 @@ final class DemoRun: Sendable {
             daemon = try await LaunchedDaemon.start(
                 Program(role: .heraldd, of: herald),
                 socketPath: socket,
-                arguments: ["--log-level", "notice"]
+                // The story's own daemon: no plugin installed on this machine takes part.
+                arguments: ["--log-level", "notice", "--no-plugins"]
             )
         } catch {
             throw DemoFailure(error, doing: "starting heraldd")

@@ -7,7 +7,7 @@ import Testing
 struct ContribTests {
     static let heralddFlags = [
         "--socket", "--log-level", "--queue-bytes", "--max-payload", "--max-name-bytes", "--max-subscriptions",
-        "--max-retained", "--max-connections", "--max-queued-bytes", "--no-send-batching", "--coalesce-us", "--version",
+        "--max-retained", "--max-connections", "--max-queued-bytes", "--no-send-batching", "--no-plugins", "--coalesce-us", "--version",
         "--help", "--max-incomplete-connections", "--hello-timeout-ms",
     ]
     static let subcommands = ["post", "observe", "wait", "get", "status", "monitor", "names", "demo", "help"]

@@ -12,16 +12,24 @@ public final class TestDaemon: Sendable {
 
     /// Starts heraldd with `--socket` in a new directory and `arguments`, and waits for its ready line.
     ///
+    /// - Parameters:
+    ///   - plugins: Whether the daemon reads plugin folders; by default it runs with `--no-plugins`, so no plugin
+    ///     installed on the machine running the tests takes part. A test of plugins passes `true` and points
+    ///     `XDG_CONFIG_HOME` and `XDG_DATA_DIRS` at folders of its own through `environment`.
+    ///   - environment: Entries added to (or, with a nil value, removed from) the daemon's environment.
     /// - Throws: `ChildProcess.Timeout` if it does not become ready; the message has its stderr.
     public static func start(
         arguments: [String] = [],
         directory: TemporaryDirectory = TemporaryDirectory(),
-        socketName: String = "socket"
+        socketName: String = "socket",
+        plugins: Bool = false,
+        environment: [String: String?] = [:]
     ) async throws -> TestDaemon {
         let launched = try await LaunchedDaemon.start(
             Program(executable: TestBinaries.path("heraldd")),
             socketPath: directory.file(socketName),
-            arguments: ["--log-level", "debug"] + arguments
+            arguments: ["--log-level", "debug"] + (plugins ? [] : ["--no-plugins"]) + arguments,
+            environment: environment
         )
         return TestDaemon(directory: directory, socketPath: launched.socketPath, process: launched.process)
     }

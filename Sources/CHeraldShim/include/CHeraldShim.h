@@ -246,6 +246,10 @@ int herald_ignore_signals(const int *signals, int count);
 /// even reading the limits failed.
 int herald_raise_descriptor_limit(uint64_t *soft, uint64_t *hard);
 
+/// Reads RLIMIT_NOFILE's soft and hard limits (UINT64_MAX for unlimited);
+/// 0, or -1 with errno.
+int herald_descriptor_limit(uint64_t *soft, uint64_t *hard);
+
 /// Starts `path` (an absolute path) with `argv` and `envp` (NULL-terminated) in
 /// a child process, the way heraldd starts a plugin:
 /// - in a session of its own (setsid), so a terminal's Ctrl-C reaches the

@@ -1,0 +1,288 @@
+import HeraldBroker
+import HeraldPlugins
+import HeraldPosix
+import HeraldWire
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// heraldd as the supervisor of its plugins: it feeds the `Supervisor` what happens (the folders read, a child
+/// started or gone, a subscription, a request, the time) and carries out what it decides (start a child, signal it,
+/// post its state, log). No thread per plugin and no Foundation: children are forked in the shim, their exits come
+/// as SIGCHLD on the daemon's signalfd, and their output on pipes in the same epoll set.
+extension Daemon {
+    /// The epoll data of a plugin's output pipe: this bit plus the descriptor, apart from the connections' plain
+    /// descriptors and the listener's and signals' tags.
+    static let pluginOutputTag: UInt64 = 1 << 40
+
+    private var pluginNow: Instant { Instant(nanoseconds: SystemClock.monotonicNanoseconds()) }
+
+    /// Reads the plugin folders and starts the plugins whose activation is `start`.
+    mutating func startPlugins() {
+        guard plugins.enabled else { return }
+        let now = pluginNow
+        let catalog = readPluginCatalog()
+        logger.info(
+            "plugins: \(catalog.declarations.count) loaded, \(catalog.refused.count) refused, "
+                + "\(catalog.masked.count) masked, from \(([plugins.folders.user].compactMap { $0 } + plugins.folders.system).joined(separator: ", "))"
+        )
+        carryOut(plugins.supervisor.loaded(catalog, now: now))
+        carryOut(plugins.supervisor.daemonStarted(now: now))
+    }
+
+    /// SIGHUP, or `PLUGIN` `RELOAD`: reread the folders; new plugins load, removed ones stop, changed ones restart.
+    mutating func reloadPlugins() {
+        guard plugins.enabled, shutdownDeadline == nil else { return }
+        logger.notice("reloading the plugin folders")
+        let catalog = readPluginCatalog()
+        carryOut(plugins.supervisor.loaded(catalog, subscriptions: broker.livePatterns(), now: pluginNow))
+    }
+
+    private func readPluginCatalog() -> PluginCatalog {
+        plugins.readCatalog(
+            daemonUID: ProcessIdentity.currentUID(),
+            searchPath: ProcessEnvironment.value("PATH") ?? "/usr/local/bin:/usr/bin:/bin"
+        )
+    }
+
+    /// SIGCHLD: collects every child that exited.
+    mutating func childrenExited() {
+        for (pid, status) in ChildProcesses.reapExited() {
+            let exit: ProcessExit
+            switch status {
+            case .exited(let code): exit = .exited(code)
+            case .killed(let signal): exit = .killed(signal: signal)
+            }
+            carryOut(plugins.supervisor.exited(pid: pid, status: exit, now: pluginNow))
+        }
+    }
+
+    /// The supervisor's timer, and the counts of output lines dropped, if due.
+    mutating func pluginDeadlines(monotonicNow now: UInt64) {
+        if let wake = plugins.wakeAt, now >= wake.nanoseconds {
+            plugins.wakeAt = nil
+            carryOut(plugins.supervisor.timerFired(now: Instant(nanoseconds: now)))
+        }
+        if plugins.owesOutputCounts {
+            plugins.owesOutputCounts = false
+            for output in plugins.outputs.values {
+                log(output.lines.flush(now: Instant(nanoseconds: now)), of: output.plugin)
+                if output.lines.owesCount { plugins.owesOutputCounts = true }
+            }
+        }
+    }
+
+    /// When the plugins next need the loop, for its timeout.
+    var pluginDeadline: UInt64? {
+        let counts = plugins.owesOutputCounts ? SystemClock.monotonicNanoseconds() + 1_000_000_000 : nil
+        guard let wake = plugins.wakeAt?.nanoseconds else { return counts }
+        return min(wake, counts ?? wake)
+    }
+
+    /// Hands the turn's `PLUGIN` requests and new subscriptions to the supervisor, and answers the requests.
+    mutating func pluginRequestsAndSubscriptions() {
+        for request in broker.takePluginRequests() {
+            let error = pluginRequest(request.frame)
+            if broker.answer(request, error: error) == .closeAfterFlush {
+                beginClosing(Int32(request.connection.rawValue))
+            }
+        }
+        if broker.reportsSubscriptions {
+            for pattern in broker.takeSubscribedPatterns() {
+                carryOut(plugins.supervisor.subscribed(pattern, now: pluginNow))
+            }
+        }
+    }
+
+    /// Carries out one `PLUGIN` request.
+    ///
+    /// - Returns: nil, or the reason it names no plugin the daemon supervises.
+    private mutating func pluginRequest(_ frame: Frame.Plugin) -> String? {
+        guard plugins.enabled else { return "heraldd runs without plugins (--no-plugins)" }
+        guard shutdownDeadline == nil else { return "heraldd is shutting down" }
+        if frame.action == .reload {
+            reloadPlugins()
+            return nil
+        }
+        guard let status = plugins.supervisor.status(of: frame.name) else {
+            return "heraldd supervises no plugin called \(frame.name)"
+        }
+        if status.state == .refused {
+            return "the plugin file \(status.file) was refused: \(status.reason ?? "see herald plugins")"
+        }
+        let now = pluginNow
+        switch frame.action {
+        case .start: carryOut(plugins.supervisor.startRequested(frame.name, now: now))
+        case .stop: carryOut(plugins.supervisor.stopRequested(frame.name, now: now))
+        case .restart: carryOut(plugins.supervisor.restartRequested(frame.name, now: now))
+        case .reload: break
+        }
+        return nil
+    }
+
+    /// Shutdown began: every plugin gets SIGTERM, then SIGKILL after 2 s.
+    mutating func stopPlugins() {
+        guard plugins.enabled else { return }
+        carryOut(plugins.supervisor.shutdownBegan(now: pluginNow))
+    }
+
+    /// A plugin's output pipe is readable: one read of at most 64 KiB, so a flooding plugin gets a turn's share.
+    mutating func pluginOutputReadable(_ fd: Int32) {
+        guard let output = plugins.outputs[fd] else { return }
+        let result: IOResult<Int>
+        do {
+            result = try output.descriptor.read(into: readBuffer)
+        } catch {
+            logger.warning("plugin \(output.plugin): cannot read its output: \(error)")
+            closePluginOutput(fd)
+            return
+        }
+        switch result {
+        case .wouldBlock:
+            return
+        case .processed(0):
+            log(output.lines.finish(now: pluginNow), of: output.plugin)
+            closePluginOutput(fd)
+        case .processed(let count):
+            log(output.lines.feed(readBuffer[0..<count], now: pluginNow), of: output.plugin)
+            if output.lines.owesCount { plugins.owesOutputCounts = true }
+        }
+    }
+
+    private mutating func closePluginOutput(_ fd: Int32) {
+        try? epoll.remove(fd)
+        plugins.outputs[fd] = nil
+    }
+
+    private func log(_ events: [OutputLines.Event], of plugin: String) {
+        for event in events {
+            switch event {
+            case .line(let line): logger.notice("plugin \(plugin): \(line)")
+            case .dropped(let count): logger.warning("plugin \(plugin): \(count) lines of output dropped (too many)")
+            }
+        }
+    }
+
+    /// Carries out the supervisor's actions in order. What starting a child gave is fed back at once, before any
+    /// other event, as the supervisor requires; the actions that answer it go after the ones already queued, so the
+    /// states are posted in the order they were reached.
+    mutating func carryOut(_ actions: [Supervisor.Action]) {
+        var queue = actions[...]
+        while let action = queue.popFirst() {
+            switch action {
+            case .spawn(let declaration):
+                let now = pluginNow
+                switch spawnPlugin(declaration) {
+                case .success(let pid):
+                    logger.info("plugin \(declaration.name): started, pid \(pid)")
+                    queue += plugins.supervisor.spawned(declaration.name, pid: pid, now: now)
+                case .failure(let reason):
+                    logger.warning("plugin \(declaration.name): cannot start: \(reason)")
+                    queue += plugins.supervisor.spawnFailed(declaration.name, reason: reason, now: now)
+                }
+            case .signal(let pid, let signal):
+                ChildProcesses.send(signal == .terminate ? SIGTERM : SIGKILL, to: pid)
+            case .wakeAt(let instant):
+                plugins.wakeAt = instant
+            case .publish(let name, let status):
+                postPluginState(
+                    PluginDeclaration.statusName(of: name),
+                    status.payload(since: wallClockText(status.since))
+                )
+            case .unpublish(let name):
+                postPluginState(PluginDeclaration.statusName(of: name), [])
+            case .log(let level, let message):
+                switch level {
+                case .debug: logger.debug(message)
+                case .info: logger.info(message)
+                case .notice: logger.notice(message)
+                case .warning: logger.warning(message)
+                case .error: logger.error(message)
+                }
+            case .shutdownComplete:
+                plugins.shutdownComplete = true
+            }
+        }
+        broker.reportsSubscriptions = plugins.supervisor.awaitsSubscriptions
+    }
+
+    private enum SpawnOutcome {
+        case success(Int32)
+        case failure(String)
+    }
+
+    private mutating func spawnPlugin(_ declaration: PluginDeclaration) -> SpawnOutcome {
+        guard let executable = declaration.executable else {
+            return .failure("its program was not checked")
+        }
+        let pipe: ChildProcesses.OutputPipe
+        do {
+            pipe = try ChildProcesses.makeOutputPipe()
+        } catch {
+            return .failure("\(error)")
+        }
+        // The daemon's own environment, less what is only for it, then what every plugin is told, then the file's.
+        let ownOnly: Set<String> = [
+            "HERALD_SOCKET", "HERALD_PLUGIN", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
+            "NOTIFY_SOCKET",
+        ]
+        var environment = ProcessEnvironment.entries().filter { entry in
+            !ownOnly.contains(String(entry.prefix { $0 != "=" }))
+        }
+        environment.append("HERALD_SOCKET=\(options.socketPath)")
+        environment.append("HERALD_PLUGIN=\(declaration.name)")
+        environment += declaration.environment.map(\.assignment)
+        let pid: Int32
+        do {
+            pid = try ChildProcesses.spawn(
+                executable: executable,
+                arguments: declaration.command,
+                environment: environment,
+                workingDirectory: declaration.workingDirectory,
+                standardOutput: pipe.writeEnd,
+                standardError: pipe.writeEnd,
+                descriptorSoftLimit: plugins.inheritedDescriptorLimit
+            )
+        } catch {
+            return .failure("\(error)")
+        }
+        let readEnd = pipe.closingWriteEnd()
+        let fd = readEnd.rawValue
+        do {
+            try epoll.add(fd, events: .readable, data: Self.pluginOutputTag | UInt64(fd))
+        } catch {
+            logger.warning("plugin \(declaration.name): its output cannot be watched, and is discarded: \(error)")
+        }
+        plugins.outputs[fd] = PluginHost.Output(descriptor: readEnd, plugin: declaration.name)
+        return .success(pid)
+    }
+
+    /// Posts a plugin's state, retained, as the daemon (an empty payload clears it).
+    private mutating func postPluginState(_ name: String, _ payload: [UInt8]) {
+        guard payload.count <= options.bounds.maxPayload else {
+            logger.warning("\(name): its state (\(payload.count) bytes) is over --max-payload; not posted")
+            return
+        }
+        let daemon = Sender(
+            pid: ProcessIdentity.currentPID(),
+            uid: ProcessIdentity.currentUID(),
+            gid: ProcessIdentity.currentGID()
+        )
+        broker.postAsDaemon(
+            name: name,
+            payload: payload,
+            retain: true,
+            sender: daemon,
+            now: SystemClock.realtimeNanoseconds()
+        )
+    }
+
+    /// The wall-clock time of a monotonic instant, as ISO 8601.
+    private func wallClockText(_ instant: Instant) -> String {
+        let monotonic = SystemClock.monotonicNanoseconds()
+        let realtime = SystemClock.realtimeNanoseconds()
+        let ago = monotonic > instant.nanoseconds ? monotonic - instant.nanoseconds : 0
+        return WallClockText.iso8601(nanosecondsSince1970: realtime > ago ? realtime - ago : 0)
+    }
+}
