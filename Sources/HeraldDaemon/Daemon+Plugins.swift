@@ -182,7 +182,11 @@ extension Daemon {
                     queue += plugins.supervisor.spawnFailed(declaration.name, reason: reason, now: now)
                 }
             case .signal(let pid, let signal):
-                ChildProcesses.send(signal == .terminate ? SIGTERM : SIGKILL, to: pid)
+                // The plugin leads a process group of its own (setsid at spawn): the signal goes to the whole group,
+                // so the helpers a plugin script started stop with it, and to the plugin itself in case it left.
+                let number = signal == .terminate ? SIGTERM : SIGKILL
+                ChildProcesses.send(number, to: -pid)
+                ChildProcesses.send(number, to: pid)
             case .wakeAt(let instant):
                 plugins.wakeAt = instant
             case .publish(let name, let status):

@@ -14,6 +14,7 @@ enum HeraldCommand {
         StatusCommand.self,
         MonitorCommand.self,
         NamesCommand.self,
+        PluginsCommand.self,
         DemoCommand.self,
     ]
 

@@ -10,7 +10,7 @@ struct ContribTests {
         "--max-retained", "--max-connections", "--max-queued-bytes", "--no-send-batching", "--no-plugins", "--coalesce-us", "--version",
         "--help", "--max-incomplete-connections", "--hello-timeout-ms",
     ]
-    static let subcommands = ["post", "observe", "wait", "get", "status", "monitor", "names", "demo", "help"]
+    static let subcommands = ["post", "observe", "wait", "get", "status", "monitor", "names", "plugins", "demo", "help"]
     static let observeFlags = [
         "--json", "--count", "--timeout", "--ready", "--overflow", "--reconnect", "--will", "--will-json",
         "--will-retain", "--will-delay",

@@ -5,11 +5,12 @@
 # daemon is not running, or the herald in PATH has no `names`, nothing is offered, quietly.
 
 _herald_names() {
-    # $1: the --socket given on the command line, if any.
+    # $1: the --socket given on the command line, if any. A pattern a plugin provides comes with a tab and
+    # who provides it: only the first field is a candidate.
     if [[ -n $1 ]]; then
-        herald names --socket "$1" 2>/dev/null
+        herald names --socket "$1" 2>/dev/null | cut -f1
     else
-        herald names 2>/dev/null
+        herald names 2>/dev/null | cut -f1
     fi
 }
 
@@ -17,7 +18,7 @@ _herald() {
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local subcommands="post observe wait get status monitor names demo help"
+    local subcommands="post observe wait get status monitor names plugins demo help"
     local common="-s --socket -h --help"
 
     # Find the subcommand, the socket given, and how many positionals precede the cursor.
@@ -72,7 +73,7 @@ _herald() {
     post) options="--json --retain" ;;
     observe) options="--json --count --timeout --ready --overflow --reconnect --will --will-json --will-retain --will-delay" ;;
     wait) options="--timeout" ;;
-    get | status | monitor | names) options="--json" ;;
+    get | status | monitor | names | plugins) options="--json" ;;
     esac
 
     if [[ $cur == -* ]]; then
@@ -85,6 +86,9 @@ _herald() {
         ;;
     observe)
         COMPREPLY=($(compgen -W "$(_herald_names "$socket")" -- "$cur"))
+        ;;
+    plugins)
+        ((positionals == 0)) && COMPREPLY=($(compgen -W "start stop restart reload" -- "$cur"))
         ;;
     help)
         ((positionals == 0)) && COMPREPLY=($(compgen -W "$subcommands" -- "$cur"))

@@ -14,7 +14,7 @@ function __herald_names
     herald names $socket 2>/dev/null
 end
 
-set -l __herald_subcommands post observe wait get status monitor names demo help
+set -l __herald_subcommands post observe wait get status monitor names plugins demo help
 
 complete -c herald -f
 complete -c herald -s s -l socket -r -F -d 'The daemon socket'
@@ -27,6 +27,7 @@ complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a
 complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a status -d "Print the daemon's counters"
 complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a monitor -d 'Print every notification'
 complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a names -d 'List known names'
+complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a plugins -d "List or control heraldd's plugins"
 complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a demo -d 'Run the chat demo'
 complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a help -d 'Show help'
 
@@ -47,4 +48,5 @@ complete -c herald -n '__fish_seen_subcommand_from observe' -l will-json -x -d '
 complete -c herald -n '__fish_seen_subcommand_from observe' -l will-retain -d 'Retain the will payload'
 complete -c herald -n '__fish_seen_subcommand_from observe' -l will-delay -x -d 'Post the will after this delay'
 
-complete -c herald -n '__fish_seen_subcommand_from get status monitor names' -l json -d 'Print JSON'
+complete -c herald -n '__fish_seen_subcommand_from get status monitor names plugins' -l json -d 'Print JSON'
+complete -c herald -n '__fish_seen_subcommand_from plugins' -a 'start stop restart reload' -d 'Plugin action'
