@@ -104,8 +104,6 @@ public struct Broker {
     var arenaUsed = 0
     /// Connections with frames in the arena: what `endTurn()` settles.
     var arenaHolders: [ConnectionID] = []
-    /// Whether the daemon is over `maxQueuedBytes` and so reads no connection.
-    public private(set) var isOverGlobalBound = false
     @usableFromInline var pendingWills: [PendingWill] = []
     var isShuttingDown = false
 
@@ -199,9 +197,10 @@ public struct Broker {
         }
     }
 
-    /// Whether the owner should read this connection now: false while it is closing, while its
-    /// unanswered control frames are over the queue bound (back-pressure on a client that does not
-    /// read), and while the daemon as a whole is over `maxQueuedBytes`.
+    /// Whether the owner should read this connection now: false while it is closing, and while its
+    /// unanswered control frames are over the queue bound (back-pressure on a client that does not read).
+    /// The daemon's global bound never stops reading: `relieveGlobalBound` sheds the connections that hold
+    /// the memory instead.
     // Inlinable, like the other queries the daemon asks per frame: a call into another module on the daemon's
     // `broker` property would copy the whole broker to pass it. And always inlined: left to itself the compiler
     // called it from some of the daemon's functions, each call with a 321-byte copy of the broker (callgrind).
@@ -209,24 +208,6 @@ public struct Broker {
     public func wantsInput(_ id: ConnectionID) -> Bool {
         let phase = mailboxes[id.rawValue].phase
         return phase != .closed && phase != .closing && !mailboxes[id.rawValue].queue.isOverControlLimit
-            && !isOverGlobalBound
-    }
-
-    /// Re-evaluates the global bound after writes freed frames: over `maxQueuedBytes` reading stops, and
-    /// it resumes under three quarters of it, so the daemon does not flap at the edge.
-    ///
-    /// - Returns: Whether `isOverGlobalBound` changed, so the owner re-registers its read interest.
-    public mutating func updateGlobalBound() -> Bool {
-        let bytes = accounting.bytes
-        if !isOverGlobalBound && bytes > configuration.bounds.maxQueuedBytes {
-            isOverGlobalBound = true
-            return true
-        }
-        if isOverGlobalBound && bytes * 4 < configuration.bounds.maxQueuedBytes * 3 {
-            isOverGlobalBound = false
-            return true
-        }
-        return false
     }
 
     /// The daemon's counters, as `STATUS_REPORT` carries them.

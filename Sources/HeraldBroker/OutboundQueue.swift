@@ -486,6 +486,68 @@ public struct OutboundQueue {
         entries = split
     }
 
+    // MARK: Shedding, for the daemon's global bound
+
+    /// The memory of the queue's own buffer, as `OutputAccounting` counts it: what the daemon's global bound
+    /// charges to this connection.
+    public var allocatedBytes: Int { storage?.capacity ?? 0 }
+
+    /// Drops live frames not yet begun, by the policy, until at most `target` bytes are queued, then moves
+    /// what is left into a buffer of its size, so the memory goes back to the allocator at once.
+    ///
+    /// The daemon calls it when the frames queued for all connections pass `--max-queued-bytes`: the
+    /// connections that hold the memory give it back. `coalesce` drops superseded frames first, then, like
+    /// `dropOldest`, the oldest; `disconnect` drops nothing (the owner disconnects the connection instead).
+    /// Each drop is owed to the connection as a `DROPPED` notice, as when the queue itself overflows.
+    ///
+    /// - Returns: How many live frames it dropped.
+    public mutating func shed(toBytes target: Int) -> Int {
+        var dropped = 0
+        if queuedBytes > target && policy != .disconnect {
+            if policy == .coalesce {
+                dropped += dropSuperseded(toFit: limit - target)
+            }
+            var index = headOffset > 0 ? 1 : 0
+            while queuedBytes > target && index < entries.count {
+                if entries[index].isDroppable {
+                    dropFirstFrame(at: index)
+                    dropped += 1
+                } else {
+                    index += 1
+                }
+            }
+        }
+        compact()
+        return dropped
+    }
+
+    /// Removes every frame not yet begun, control frames included, and forgets owed drops: the connection is
+    /// being disconnected to give its memory back, and only its final `ERROR` will follow the frame in flight.
+    public mutating func removeAllButFrameInFlight() {
+        guard headOffset > 0 else { return removeAll() }
+        var inFlight = entries[0]
+        inFlight.isOpenNotice = false
+        entries.removeAll()
+        entries.append(inFlight)
+        queuedBytes = inFlight.size
+        controlBytes = inFlight.isDroppable ? 0 : inFlight.size
+        arenaBytes = inFlight.inArena ? inFlight.size : 0
+        owedNotice = nil
+        openNotice = nil
+        newest = [:]
+        if policy == .coalesce && inFlight.isDroppable { newest[name(of: inFlight)] = inFlight.sequence }
+        compact()
+    }
+
+    /// Moves the queued frames into a buffer just big enough for them, or frees it when nothing is queued.
+    private mutating func compact() {
+        if entries.isEmpty {
+            emptied()
+        } else if storage != nil || arenaBytes > 0 {
+            relocate(adding: 0, shrinking: true)
+        }
+    }
+
     /// Drops everything: the connection is gone.
     public mutating func removeAll() {
         entries.removeAll()
@@ -524,11 +586,12 @@ public struct OutboundQueue {
 
     /// Copies the queued frames, in order and back to back, into a new buffer with room for `size` more
     /// bytes: the same capacity when at most three quarters of it will then be in use, else twice as
-    /// much as needed. Also how a copied queue stops sharing its buffer.
-    private mutating func relocate(adding size: Int) {
+    /// much as needed (with `shrinking`, just big enough: see `shed(toBytes:)`). Also how a copied queue stops
+    /// sharing its buffer.
+    private mutating func relocate(adding size: Int, shrinking: Bool = false) {
         let needed = queuedBytes + size
-        var capacity = Swift.max(Self.minimumCapacity, storage?.capacity ?? 0)
-        while needed * 4 > capacity * 3 { capacity *= 2 }
+        var capacity = Swift.max(Self.minimumCapacity, shrinking ? needed : storage?.capacity ?? 0)
+        while !shrinking && needed * 4 > capacity * 3 { capacity *= 2 }
         let fresh = OutputStorage(capacity: capacity, accounting: accounting)
         var offset = 0
         for index in 0..<entries.count {

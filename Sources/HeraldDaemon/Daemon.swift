@@ -212,7 +212,7 @@ struct Daemon: ~Copyable {
             flush(dirty)
             dirty.removeAll(keepingCapacity: true)
             broker.endTurn()
-            if broker.updateGlobalBound() { globalBoundChanged() }
+            if broker.isOverGlobalBound { relieveGlobalBound() }
             if let deadline = shutdownDeadline {
                 if openChannels == 0 { break }
                 if SystemClock.monotonicNanoseconds() >= deadline {
@@ -270,22 +270,18 @@ struct Daemon: ~Copyable {
         return -1
     }
 
-    /// The daemon crossed `--max-queued-bytes`, one way or the other: stop or resume reading everyone.
-    mutating func globalBoundChanged() {
-        if broker.isOverGlobalBound {
-            logger.warning(
-                "queued output passed \(options.bounds.maxQueuedBytes) bytes: reading no connection until it drains"
-            )
-        } else {
-            logger.notice("queued output drained: reading connections again")
-        }
-        for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
-            if !broker.isOverGlobalBound && decoders[Int(fd)].bufferedByteCount > 0 {
-                processFrames(fd)
-            } else {
-                updateInterest(fd)
-            }
-        }
+    /// The output queued for all connections passed `--max-queued-bytes`: the broker sheds it from the
+    /// connections that hold it (their overflow policy, or a disconnect), and every connection goes on being read.
+    mutating func relieveGlobalBound() {
+        let before = broker.accounting.bytes
+        var disconnected: [ConnectionID] = []
+        let dropped = broker.relieveGlobalBound(disconnecting: &disconnected)
+        logger.warning(
+            "queued output passed \(options.bounds.maxQueuedBytes) bytes (\(before)): dropped \(dropped) "
+                + "notifications of the slowest connections and disconnected \(disconnected.count); "
+                + "now \(broker.accounting.bytes) bytes"
+        )
+        for id in disconnected { beginClosing(Int32(id.rawValue)) }
     }
 
     private mutating func handle(_ event: Epoll.Event) {

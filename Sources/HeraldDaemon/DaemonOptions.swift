@@ -77,7 +77,7 @@ struct DaemonOptions {
             OptionSpec(
                 long: "max-queued-bytes",
                 valueName: "bytes",
-                help: "Bound of the frames queued for all connections together; past it heraldd stops reading.",
+                help: "Bound of the frames queued for all connections together; past it the largest holders shed.",
                 defaultDescription: "\(Limits.defaultMaxQueuedBytes)"
             ),
             OptionSpec(
