@@ -41,10 +41,7 @@ extension Broker {
             if mailboxes[holder.slot].queue.policy != .disconnect || closing {
                 shed += shedHeldOutput(holder.slot, toBytes: share)
                 if heldOutputBytes(holder.slot) <= share {
-                    if mailboxes[holder.slot].isDirty == false {
-                        mailboxes[holder.slot].isDirty = true
-                        dirty.append(id)
-                    }
+                    markDirty(id)
                     continue
                 }
             }
@@ -63,14 +60,24 @@ extension Broker {
     /// The memory of a connection's queued output: its queue's buffer (and, during a replay of retained
     /// values, that of the live frames held back for after it).
     func heldOutputBytes(_ slot: Int) -> Int {
-        mailboxes[slot].queue.allocatedBytes
+        mailboxes[slot].queue.allocatedBytes + (connections[slot]?.held?.allocatedBytes ?? 0)
     }
 
-    /// Sheds what the connection's policy allows until its output takes at most `target` bytes.
+    /// Sheds what the connection's policy allows until its output takes at most `target` bytes: first the live
+    /// posts held back during a replay (the newest), then its queue.
     ///
     /// - Returns: How many live frames it dropped.
     private mutating func shedHeldOutput(_ slot: Int, toBytes target: Int) -> Int {
-        mailboxes[slot].queue.shed(toBytes: target)
+        var shed = 0
+        if connections[slot]?.held != nil {
+            let room = max(0, target - mailboxes[slot].queue.queuedBytes)
+            shed += connections[slot]!.held!.shed(toBytes: room)
+        }
+        let room = max(0, target - (connections[slot]?.held?.allocatedBytes ?? 0))
+        shed += mailboxes[slot].queue.shed(toBytes: room)
+        // A replay is fed as its queue drains: one whose queue was emptied must be fed, or nothing would restart it.
+        if mailboxes[slot].isReplaying && mailboxes[slot].queue.isEmpty { feedReplay(ConnectionID(slot)) }
+        return shed
     }
 
     /// Ends a connection that holds more of the queued output than its share and cannot give it back by its policy.

@@ -37,8 +37,10 @@ extension Broker {
         pendingWills.removeAll { $0.due <= monotonicNow }
         for pending in due {
             let will = pending.will
-            // A retained will may not grow the retained set past its limit; it is still delivered live.
-            let canRetain = retained[will.name] != nil || retained.count < configuration.bounds.maxRetained
+            // A retained will may not grow the retained set past its limits; it is still delivered live.
+            let canRetain =
+                (retained[will.name] != nil || retained.count < configuration.bounds.maxRetained)
+                && canRetain(name: will.name, payloadCount: will.payload.count)
             post(
                 name: will.name,
                 payload: will.payload,

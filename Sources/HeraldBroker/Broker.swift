@@ -34,6 +34,12 @@ public struct Broker {
         public var maxNameBytes: Int = Limits.maxNameBytes
         public var maxSubscriptions: Int = Limits.defaultMaxSubscriptions
         public var maxRetained: Int = Limits.defaultMaxRetained
+        /// The bytes of all retained values' names and payloads together (`--max-retained-bytes`).
+        public var maxRetainedBytes: Int = Limits.defaultMaxRetainedBytes
+        /// Wills held, registered or pending, in all (`--max-wills`).
+        public var maxWills: Int = Limits.defaultMaxWills
+        /// The bytes of those wills' names and payloads together (`--max-will-bytes`).
+        public var maxWillBytes: Int = Limits.defaultMaxWillBytes
         public var queueBytes: Int = Limits.defaultQueueBytes
         public var maxConnections: Int = Limits.defaultMaxConnections
         public var maxQueuedBytes: Int = Limits.defaultMaxQueuedBytes
@@ -70,6 +76,10 @@ public struct Broker {
         /// Whether the client said `BYE`: then its will is not posted.
         var saidGoodbye = false
         var will: Frame.Will?
+        /// Replays of retained values not finished yet, in the order of their `SUBSCRIBE`s (see Broker+Replay).
+        var replays: [Replay] = []
+        /// While a replay runs, the live posts for this connection, which follow it and its `ACK`.
+        var held: OutboundQueue?
     }
 
     struct Retained {
@@ -84,6 +94,10 @@ public struct Broker {
     var connectionsByUID: [UInt32: Int] = [:]
     var index = PatternIndex<ConnectionID>()
     var retained: [String: Retained] = [:]
+    /// The retained values' names in post order, for replays.
+    var retainedLog = RetainedLog()
+    /// The bytes of every retained value's name and payload: what `maxRetainedBytes` bounds.
+    var retainedBytes = 0
     var lastSequence: UInt64 = 0
     var subscriptionCount = 0
     var posted: UInt64 = 0
@@ -197,8 +211,9 @@ public struct Broker {
         }
     }
 
-    /// Whether the owner should read this connection now: false while it is closing, and while its
-    /// unanswered control frames are over the queue bound (back-pressure on a client that does not read).
+    /// Whether the owner should read this connection now: false while it is closing, while its
+    /// unanswered control frames are over the queue bound (back-pressure on a client that does not read),
+    /// and while it is being sent retained values, which it gets as it reads them.
     /// The daemon's global bound never stops reading: `relieveGlobalBound` sheds the connections that hold
     /// the memory instead.
     // Inlinable, like the other queries the daemon asks per frame: a call into another module on the daemon's
@@ -208,6 +223,7 @@ public struct Broker {
     public func wantsInput(_ id: ConnectionID) -> Bool {
         let phase = mailboxes[id.rawValue].phase
         return phase != .closed && phase != .closing && !mailboxes[id.rawValue].queue.isOverControlLimit
+            && !mailboxes[id.rawValue].isReplaying
     }
 
     /// The daemon's counters, as `STATUS_REPORT` carries them.
@@ -235,6 +251,7 @@ public struct Broker {
 
     /// Queues a final `ERROR` and marks the connection closing.
     mutating func fail(_ id: ConnectionID, _ error: WireError) -> Action {
+        if mailboxes[id.rawValue].isReplaying { abandonReplays(of: id) }
         enqueueControl(.error(error), to: id)
         mailboxes[id.rawValue].phase = .closing
         return .closeAfterFlush
@@ -244,5 +261,6 @@ public struct Broker {
     mutating func updatePolicy(of id: ConnectionID) {
         let policy = connections[id.rawValue]!.subscriptions.values.map(\.overflow).max() ?? .dropOldest
         mailboxes[id.rawValue].queue.setPolicy(policy)
+        connections[id.rawValue]!.held?.setPolicy(policy)
     }
 }

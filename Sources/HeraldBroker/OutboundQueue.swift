@@ -539,6 +539,31 @@ public struct OutboundQueue {
         compact()
     }
 
+    // MARK: Frames held back during a replay of retained values
+
+    /// Moves every frame of `other`, a queue never written, behind this queue's frames, in order, `other`'s owed
+    /// drops first: they are older than every frame left in it. `other` is left empty.
+    ///
+    /// The broker holds a connection's live posts in a queue of their own while retained values are replayed to it,
+    /// and appends them after the replay and its `ACK` (wire.md: retained first, then live, no gap).
+    public mutating func append(contentsOf other: inout OutboundQueue) {
+        precondition(other.headOffset == 0, "a queue that was written cannot be appended")
+        other.placeOwedNotice()
+        for index in 0..<other.entries.count {
+            let entry = other.entries[index]
+            let start = reserve(entry.size)
+            (storage!.base + start).copyMemory(from: other.start(of: entry), byteCount: entry.size)
+            entries.append(Entry(start: start, size: entry.size, sequence: entry.sequence, count: entry.count))
+            queuedBytes += entry.size
+            if entry.isDroppable {
+                if policy == .coalesce { newest[name(of: entries[entries.count - 1])] = entry.sequence }
+            } else {
+                controlBytes += entry.size
+            }
+        }
+        other.removeAll()
+    }
+
     /// Moves the queued frames into a buffer just big enough for them, or frees it when nothing is queued.
     private mutating func compact() {
         if entries.isEmpty {

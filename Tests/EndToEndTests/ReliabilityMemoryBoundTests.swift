@@ -88,6 +88,118 @@ struct ReliabilityMemoryBoundTests {
     }
 }
 
+extension ReliabilityMemoryBoundTests {
+    /// Case 2: retained values have a byte bound (error 21, `TOO_MANY_RETAINED_BYTES`), and their replay on
+    /// `SUBSCRIBE` is fed as the subscriber reads: subscribers to `**` that never read used to make heraldd queue
+    /// every retained value for each of them as frames never dropped (RSS 6.5 times the global bound), and then
+    /// answer nobody. A healthy subscriber still gets every retained value, then the `ACK`, then the live posts
+    /// made meanwhile.
+    @Test func retainedValuesHaveAByteBoundAndTheirReplayIsFedAsTheSubscriberReads() async throws {
+        let retainedBound = 4 << 20
+        let queuedBound = 8 << 20
+        let daemon = try await TestDaemon.start(arguments: [
+            "--max-retained-bytes", "\(retainedBound)", "--queue-bytes", "\(256 << 10)",
+            "--max-queued-bytes", "\(queuedBound)", "--log-level", "notice",
+        ])
+        let path = daemon.socketPath
+        let baseline = try DaemonProbe.residentBytes(of: daemon.pid)
+        let payload = [UInt8](repeating: 0x62, count: 60_000)
+
+        // One client stores 60 KB values until heraldd refuses: error 21, at the byte bound.
+        let (stored, refusal) = try await blocking { () -> (Int, WireError) in
+            let client = try WireClient.ready(socketPath: path, receiveTimeout: 10)
+            var stored = 0
+            while stored < 1000 {
+                let request = UInt32(stored + 1)
+                try client.send(
+                    .post(.init(request: request, name: "big.\(100 + stored)", payload: payload, retain: true))
+                )
+                switch try client.receive() {
+                case .ack?: stored += 1
+                case .error(let error)?: return (stored, error)
+                case let other: throw TestFailure("unexpected answer to a retained post: \(String(describing: other))")
+                }
+            }
+            throw TestFailure("1000 retained values of 60 KB were accepted")
+        }
+        #expect(refusal.code.rawValue == 21)
+        #expect(refusal.code == .tooManyRetainedBytes)
+        // Each value costs its name ("big.100", 7 bytes) and its payload.
+        #expect(stored == retainedBound / (7 + payload.count))
+
+        // Clearing a value frees its bytes: a new value fits again.
+        let keeper = try await blocking { try WireClient.ready(socketPath: path, receiveTimeout: 10) }
+        try await blocking {
+            try keeper.post("big.100", "", retain: true, request: 1)
+            let again = String(repeating: "c", count: payload.count)
+            try keeper.post("big.999", again, retain: true, request: 2)
+        }
+
+        // 30 subscribers to `**` that never read. Each would be sent 4 MiB of retained values at once.
+        let stuck = try await blocking { () -> [WireClient] in
+            try (0..<30).map { _ in
+                let client = try WireClient.ready(socketPath: path)
+                try client.setReceiveBufferSize(4096)
+                try client.send(.subscribe(.init(subscription: 1, pattern: try Pattern("**"))))
+                return client
+            }
+        }
+        // A healthy subscriber subscribes and, before it reads anything, a post is made: it is held for after the
+        // replay and its ACK.
+        let reader = try await blocking { () -> WireClient in
+            let reader = try WireClient.ready(socketPath: path, receiveTimeout: 10)
+            try reader.send(.subscribe(.init(subscription: 5, pattern: try Pattern("**"))))
+            return reader
+        }
+        let healthy = try await blocking { try WireClient.ready(socketPath: path, receiveTimeout: 2) }
+        let live = try await blocking { try healthy.post("live.during", "x", request: 3) }
+        let pid = daemon.pid
+        let peak = try await blocking { () -> Int in
+            var peak = 0
+            for request in UInt32(10)..<UInt32(30) {
+                try healthy.send(.ping(.init(request: request)))
+                guard case .ack(let ack)? = try healthy.receive(), ack.request == request else {
+                    throw TestFailure("no ACK for PING \(request)")
+                }
+                peak = max(peak, try DaemonProbe.residentBytes(of: pid))
+                usleep(20_000)
+            }
+            return peak
+        }
+        // The retained values, plus what queued output may hold, plus a constant.
+        #expect(peak - baseline < retainedBound + queuedBound + (16 << 20), "grew by \(peak - baseline) bytes")
+
+        let (retainedNames, ack, after) = try await blocking { () -> ([String], Frame.Ack, [Frame.Notify]) in
+            var names: [String] = []
+            var ack: Frame.Ack?
+            var after: [Frame.Notify] = []
+            while after.isEmpty {
+                switch try reader.receive() {
+                case .notify(let notify)?:
+                    if ack == nil {
+                        guard notify.retained, notify.subscription == 5 else {
+                            throw TestFailure("a live NOTIFY before the ACK: \(notify.name)")
+                        }
+                        names.append(notify.name)
+                    } else {
+                        after.append(notify)
+                    }
+                case .ack(let answer)? where answer.request == 5:
+                    ack = answer
+                case let other:
+                    throw TestFailure("unexpected frame: \(String(describing: other))")
+                }
+            }
+            return (names, ack!, after)
+        }
+        #expect(retainedNames.count == stored)
+        #expect(retainedNames.contains("big.999") && !retainedNames.contains("big.100"))
+        #expect(ack.sequence < live)
+        #expect(after.first?.name == "live.during" && after.first?.sequence == live && after.first?.retained == false)
+        withExtendedLifetime(stuck) {}
+    }
+}
+
 extension WireClient {
     /// Connects with a receive timeout of `receiveTimeout` seconds and completes the handshake.
     static func ready(socketPath: String, receiveTimeout: Double) throws -> WireClient {

@@ -1,0 +1,117 @@
+import HeraldWire
+
+extension Broker {
+    /// Retained values still to be sent for one `SUBSCRIBE` with a wildcard pattern, then its `ACK`.
+    ///
+    /// Replay is back-pressured: the values go into the connection's queue a few at a time, as it drains
+    /// (`feedReplay`), never more than half the queue's bound ahead of the client, instead of all at once as frames
+    /// that are never dropped. Meanwhile the connection is not read, and live posts for it wait in its `held` queue,
+    /// bounded and under its overflow policy like its own queue; they follow the `ACK` (wire.md, "Subscriptions and
+    /// delivery": retained values first, then the `ACK`, then live posts, with no gap).
+    struct Replay {
+        let subscription: UInt32
+        let pattern: Pattern
+        /// The last sequence number assigned when the `SUBSCRIBE` was processed, which its `ACK` carries. A value
+        /// posted after it is not replayed: it reaches the subscriber live, after the `ACK`.
+        let sequence: UInt64
+        /// Where the replay is in `retainedLog`: the values posted with this sequence number or later are still to
+        /// be sent.
+        var next: UInt64 = 0
+    }
+
+    /// Starts replaying the retained values that match a new subscription's wildcard pattern, and sends what fits.
+    mutating func startReplay(_ subscription: UInt32, _ pattern: Pattern, on id: ConnectionID) {
+        connections[id.rawValue]!.replays.append(
+            Replay(subscription: subscription, pattern: pattern, sequence: lastSequence)
+        )
+        if !mailboxes[id.rawValue].isReplaying {
+            mailboxes[id.rawValue].isReplaying = true
+            var held = OutboundQueue(limit: configuration.bounds.queueBytes, accounting: accounting)
+            held.setPolicy(mailboxes[id.rawValue].queue.policy)
+            connections[id.rawValue]!.held = held
+        }
+        feedReplay(id)
+    }
+
+    /// Queues retained values of the connection's replays while its queue is under half its bound; queues each
+    /// replay's `ACK` when it is done, and once all are, the live posts held meanwhile.
+    mutating func feedReplay(_ id: ConnectionID) {
+        guard mailboxes[id.rawValue].isReplaying, mailboxes[id.rawValue].phase == .ready else { return }
+        let threshold = max(1, configuration.bounds.queueBytes / 2)
+        while true {
+            guard var replay = connections[id.rawValue]!.replays.first else {
+                finishReplays(of: id)
+                return
+            }
+            guard mailboxes[id.rawValue].queue.queuedBytes < threshold else { return }
+            var index = retainedLog.firstIndex(atOrAfter: replay.next)
+            while index < retainedLog.count && mailboxes[id.rawValue].queue.queuedBytes < threshold {
+                let entry = retainedLog[index]
+                guard entry.sequence <= replay.sequence else {
+                    index = retainedLog.count
+                    break
+                }
+                index += 1
+                // A stale entry (the name has a newer value, or none) is skipped: a newer value comes live.
+                guard let value = retained[entry.name], value.notify.sequence == entry.sequence,
+                    replay.pattern.matches(entry.name)
+                else { continue }
+                var notify = value.notify
+                notify.subscription = replay.subscription
+                notify.retained = true
+                enqueueControl(.notify(notify), to: id)
+            }
+            if index < retainedLog.count {
+                replay.next = retainedLog[index].sequence
+                connections[id.rawValue]!.replays[0] = replay
+                return
+            }
+            connections[id.rawValue]!.replays.removeFirst()
+            enqueueControl(.ack(Frame.Ack(request: replay.subscription, sequence: replay.sequence)), to: id)
+        }
+    }
+
+    /// Every replay is done: the live posts held meanwhile follow, and the connection is read again.
+    private mutating func finishReplays(of id: ConnectionID) {
+        if var held = connections[id.rawValue]!.held.take(), !held.isEmpty {
+            mailboxes[id.rawValue].queue.append(contentsOf: &held)
+            markDirty(id)
+        }
+        mailboxes[id.rawValue].isReplaying = false
+    }
+
+    /// Lists the connection for writing, once.
+    mutating func markDirty(_ id: ConnectionID) {
+        guard !mailboxes[id.rawValue].isDirty else { return }
+        mailboxes[id.rawValue].isDirty = true
+        dirty.append(id)
+    }
+
+    /// The connection is failing: its replays and held posts go, as nothing may follow its final `ERROR`.
+    mutating func abandonReplays(of id: ConnectionID) {
+        connections[id.rawValue]!.replays = []
+        connections[id.rawValue]!.held = nil
+        mailboxes[id.rawValue].isReplaying = false
+    }
+
+    /// Holds a live post for a connection whose replay runs, under its overflow policy.
+    mutating func holdLive(arenaOffset offset: Int, size: Int, sequence: UInt64, for id: ConnectionID) {
+        guard mailboxes[id.rawValue].phase == .ready, mailboxes[id.rawValue].lastSequence != sequence else { return }
+        mailboxes[id.rawValue].lastSequence = sequence
+        let frame = UnsafeRawBufferPointer(start: arena.base + offset, count: size)
+        switch connections[id.rawValue]!.held!.enqueueLive(frame, sequence: sequence) {
+        case .queued(let count):
+            dropped += UInt64(count)
+        case .overflowed:
+            mailboxes[id.rawValue].queue.removeLiveFrames()
+            _ = fail(
+                id,
+                WireError(
+                    .slowConsumer,
+                    "this connection read too slowly: the live posts held during its replay of retained values "
+                        + "passed \(configuration.bounds.queueBytes) bytes and its overflow policy is disconnect"
+                )
+            )
+        }
+    }
+}
