@@ -411,7 +411,9 @@ extension Broker {
     }
 
     private mutating func handleWill(_ will: Frame.Will, on id: ConnectionID) -> Action {
+        let current = connections[id.rawValue]!.will
         if will.name.isEmpty {
+            if let current { charge(current, -1) }
             connections[id.rawValue]!.will = nil
         } else {
             if let error = refusal(
@@ -423,6 +425,11 @@ extension Broker {
             ) {
                 return fail(id, error)
             }
+            if let error = willRefusal(will, replacing: current) {
+                return fail(id, error)
+            }
+            if let current { charge(current, -1) }
+            charge(will, 1)
             connections[id.rawValue]!.will = will
         }
         enqueueControl(.ack(Frame.Ack(request: will.request, sequence: lastSequence)), to: id)
@@ -452,7 +459,7 @@ extension Broker {
             )
         }
         mailboxes[id.rawValue].isMonitor = true
-        connections[id.rawValue]!.will = nil
+        if let will = connections[id.rawValue]!.will.take() { charge(will, -1) }
         addSubscription(monitor.request, Self.everything, .dropOldest, on: id)
         enqueueControl(.ack(Frame.Ack(request: monitor.request, sequence: lastSequence)), to: id)
         return .none

@@ -118,7 +118,12 @@ public struct Broker {
     var arenaUsed = 0
     /// Connections with frames in the arena: what `endTurn()` settles.
     var arenaHolders: [ConnectionID] = []
-    @usableFromInline var pendingWills: [PendingWill] = []
+    /// Wills whose connection ended without `BYE`, by when they are due.
+    @usableFromInline var pendingWills = DeadlineHeap<PendingWill>()
+    /// Wills held, registered on open connections or pending, and the bytes of their names and payloads: what
+    /// `maxWills` and `maxWillBytes` bound.
+    var willCount = 0
+    var willBytes = 0
     var isShuttingDown = false
 
     /// Creates a broker with no connections.
@@ -195,8 +200,12 @@ public struct Broker {
         connections[id.rawValue] = nil
         openConnections -= 1
         connectionsByUID[sender.uid] = connectionsByUID[sender.uid]! > 1 ? connectionsByUID[sender.uid]! - 1 : nil
-        if let will = connection.will, !connection.saidGoodbye, !isShuttingDown {
-            schedule(will, from: sender, monotonicNow: monotonicNow)
+        if let will = connection.will {
+            if !connection.saidGoodbye && !isShuttingDown {
+                schedule(will, from: sender, monotonicNow: monotonicNow)
+            } else {
+                charge(will, -1)
+            }
         }
     }
 
@@ -204,6 +213,7 @@ public struct Broker {
     /// queued for it, and pending wills are discarded (wire.md, `WILL`).
     public mutating func shutDown() {
         isShuttingDown = true
+        for pending in pendingWills.elements { charge(pending.will, -1) }
         pendingWills.removeAll()
         for slot in mailboxes.indices {
             guard mailboxes[slot].phase != .closed && mailboxes[slot].phase != .closing else { continue }

@@ -200,6 +200,67 @@ extension ReliabilityMemoryBoundTests {
     }
 }
 
+extension ReliabilityMemoryBoundTests {
+    /// Case 3: connect, register a 60 KB will with an hour's delay, close without `BYE`, again and again. Pending
+    /// wills used to grow without bound (RSS +626 MiB after 10,000 cycles) and every turn of the loop scanned them
+    /// all. Now the wills held, registered or pending, are bounded in count and bytes: past either, `WILL` gets
+    /// error 22, `TOO_MANY_WILLS`, and the daemon's memory stays within the bound while a healthy client is
+    /// answered throughout.
+    @Test func pendingWillsAreBoundedAndPastTheBoundAWillIsRefused() async throws {
+        let willBytes = 2 << 20
+        let daemon = try await TestDaemon.start(arguments: [
+            "--max-will-bytes", "\(willBytes)", "--max-wills", "1000", "--log-level", "notice",
+        ])
+        let path = daemon.socketPath
+        let pid = daemon.pid
+        let healthy = try await blocking { try WireClient.ready(socketPath: path, receiveTimeout: 2) }
+        let baseline = try DaemonProbe.residentBytes(of: pid)
+        let payload = [UInt8](repeating: 0x77, count: 60_000)
+        let (accepted, refusals, peak) = try await blocking { () -> (Int, [WireError], Int) in
+            var accepted = 0
+            var refusals: [WireError] = []
+            var peak = 0
+            for cycle in 0..<400 {
+                let client = try WireClient.ready(socketPath: path, receiveTimeout: 10)
+                try client.send(
+                    .will(
+                        .init(
+                            request: 1,
+                            delayMilliseconds: Limits.maxWillDelayMilliseconds,
+                            name: "presence.\(1000 + cycle)",
+                            payload: payload
+                        )
+                    )
+                )
+                switch try client.receive() {
+                case .ack?: accepted += 1
+                case .error(let error)?: refusals.append(error)
+                case let other: throw TestFailure("unexpected answer to WILL: \(String(describing: other))")
+                }
+                // The client goes without BYE: its will, if accepted, is pending for an hour.
+                if cycle % 20 == 0 {
+                    try healthy.send(.ping(.init(request: UInt32(cycle + 1))))
+                    guard case .ack? = try healthy.receive() else { throw TestFailure("no ACK for a PING") }
+                    peak = max(peak, try DaemonProbe.residentBytes(of: pid))
+                }
+            }
+            return (accepted, refusals, peak)
+        }
+        // Each will costs its name ("presence.1000", 13 bytes) and its payload.
+        #expect(accepted == willBytes / (13 + payload.count))
+        #expect(refusals.count == 400 - accepted)
+        #expect(refusals.allSatisfy { $0.code == .tooManyWills && $0.code.rawValue == 22 && $0.request == 1 })
+        #expect(peak - baseline < willBytes + (8 << 20), "the daemon grew by \(peak - baseline) bytes")
+        let report = try await blocking { () -> Frame.StatusReport in
+            try healthy.send(.status(.init(request: 9)))
+            guard case .statusReport(let report)? = try healthy.receive() else { throw TestFailure("no STATUS_REPORT") }
+            return report
+        }
+        // No will has fired: they are an hour away.
+        #expect(report.posted == 0)
+    }
+}
+
 extension WireClient {
     /// Connects with a receive timeout of `receiveTimeout` seconds and completes the handshake.
     static func ready(socketPath: String, receiveTimeout: Double) throws -> WireClient {
