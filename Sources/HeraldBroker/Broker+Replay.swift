@@ -72,8 +72,17 @@ extension Broker {
     }
 
     /// Every replay is done: the live posts held meanwhile follow, and the connection is read again.
+    ///
+    /// The held posts must then fit the queue's bound beside what is left of the replay: as when a live post does not
+    /// fit, the policy drops the oldest of them, or, with `disconnect`, the next live post that does not fit ends the
+    /// connection.
     private mutating func finishReplays(of id: ConnectionID) {
         if var held = connections[id.rawValue]!.held.take(), !held.isEmpty {
+            // Trimmed before it is appended, so the notice of what it drops sits after the ACK, where the gap is.
+            let room = max(0, configuration.bounds.queueBytes - mailboxes[id.rawValue].queue.queuedBytes)
+            if held.queuedBytes > room && held.policy != .disconnect {
+                dropped += UInt64(held.shed(toBytes: room))
+            }
             mailboxes[id.rawValue].queue.append(contentsOf: &held)
             markDirty(id)
         }

@@ -32,8 +32,13 @@ private enum FuzzLimits {
     static let queueBytes = 4096
     static let maxSubscriptions = 8
     static let maxRetained = 8
+    /// Under 8 full payloads, so the byte bound is reached before the count.
+    static let maxRetainedBytes = 3000
+    static let maxWills = 2
+    static let maxWillBytes = 1500
     static let maxConnections = 3
-    static let maxQueuedBytes = 65536
+    /// Under what four queues can hold (each up to about three times `queueBytes`), so the global bound is reached.
+    static let maxQueuedBytes = 12_000
     static let connections = 4
     /// Bounds the work of one input (a `repeat` can multiply it), so no input runs into -timeout.
     static let maxFramesPerInput = 20_000
@@ -113,6 +118,9 @@ private struct Harness {
         configuration.bounds.queueBytes = FuzzLimits.queueBytes
         configuration.bounds.maxSubscriptions = FuzzLimits.maxSubscriptions
         configuration.bounds.maxRetained = FuzzLimits.maxRetained
+        configuration.bounds.maxRetainedBytes = FuzzLimits.maxRetainedBytes
+        configuration.bounds.maxWills = FuzzLimits.maxWills
+        configuration.bounds.maxWillBytes = FuzzLimits.maxWillBytes
         configuration.bounds.maxConnections = FuzzLimits.maxConnections
         configuration.bounds.maxQueuedBytes = FuzzLimits.maxQueuedBytes
         broker = Broker(configuration: configuration)

@@ -130,6 +130,44 @@ struct ReplayTests {
         #expect(live.count <= 2000 / (6 + 33 + 4 + 50))
     }
 
+    @Test func heldPostsJoinTheQueueWithinItsBoundWhateverTheReplayLeft() {
+        var harness = BrokerHarness(queueBytes: 2000, maxRetained: 1000)
+        let publisher = harness.connect(1)
+        store(100, in: &harness, from: publisher)
+        let subscriber = harness.connect(2)
+        harness.subscribe(subscriber, 1, "**")
+        for _ in 0..<200 { harness.post(publisher, "live", Self.payload) }
+        // The subscriber reads 100 bytes at a time, so the replay ends with part of it still queued.
+        var bytes: [UInt8] = []
+        var largest = 0
+        while harness.broker.hasOutput(subscriber) {
+            var chunk: [UInt8] = []
+            harness.broker.pendingOutput(for: subscriber, maxChunks: 1) { chunk.append(contentsOf: $0.prefix(100)) }
+            harness.broker.didWrite(chunk.count, to: subscriber)
+            bytes += chunk
+            largest = max(largest, harness.broker.queuedBytes(subscriber))
+        }
+        // Within the bound, but for the DROPPED notice, which is never dropped.
+        #expect(largest <= 2000 + 64)
+        var decoder = FrameDecoder(role: .client)
+        decoder.append(contentsOf: bytes)
+        var frames: [Frame] = []
+        while let frame = try! decoder.next() { frames.append(frame) }
+        let parts = split(frames, at: 1)
+        #expect(BrokerHarness.notifications(parts.beforeAck).count == 100)
+        guard case .dropped(let notice) = parts.afterAck.first else {
+            Issue.record("no DROPPED right after the ACK: \(parts.afterAck.prefix(2))")
+            return
+        }
+        let live = parts.afterAck.dropFirst().compactMap { frame -> UInt64? in
+            if case .notify(let notify) = frame { return notify.sequence }
+            return nil
+        }
+        #expect(notice.firstSequence == 101)
+        #expect(live == Array((101 + notice.count)...300))
+        #expect(harness.broker.statusReport(request: 1).dropped == notice.count)
+    }
+
     @Test func aDisconnectSubscriberWhoseHeldPostsOverflowGetsSlowConsumer() {
         var harness = BrokerHarness(queueBytes: 2000, maxRetained: 1000)
         let publisher = harness.connect(1)
