@@ -59,6 +59,8 @@ struct Daemon: ~Copyable {
     var dirty: [ConnectionID] = []
     /// Reused for connections whose queue passed half its bound mid-batch.
     var urgentScratch: [ConnectionID] = []
+    /// What relieving `--max-queued-bytes` did since it was last logged.
+    var reliefLog = GlobalBoundLog()
     var shutdownDeadline: UInt64?
     /// Frames handed to the broker since the last round of writes.
     var framesThisTurn = 0
@@ -268,20 +270,6 @@ struct Daemon: ~Copyable {
             return due <= now ? 0 : Int32(clamping: (due - now + 999_999) / 1_000_000)
         }
         return -1
-    }
-
-    /// The output queued for all connections passed `--max-queued-bytes`: the broker sheds it from the
-    /// connections that hold it (their overflow policy, or a disconnect), and every connection goes on being read.
-    mutating func relieveGlobalBound() {
-        let before = broker.accounting.bytes
-        var disconnected: [ConnectionID] = []
-        let dropped = broker.relieveGlobalBound(disconnecting: &disconnected)
-        logger.warning(
-            "queued output passed \(options.bounds.maxQueuedBytes) bytes (\(before)): dropped \(dropped) "
-                + "notifications of the slowest connections and disconnected \(disconnected.count); "
-                + "now \(broker.accounting.bytes) bytes"
-        )
-        for id in disconnected { beginClosing(Int32(id.rawValue)) }
     }
 
     private mutating func handle(_ event: Epoll.Event) {
