@@ -60,7 +60,7 @@ extension Broker {
     /// The memory of a connection's queued output: its queue's buffer (and, during a replay of retained
     /// values, that of the live frames held back for after it).
     func heldOutputBytes(_ slot: Int) -> Int {
-        mailboxes[slot].queue.allocatedBytes + (connections[slot]?.held?.allocatedBytes ?? 0)
+        mailboxes[slot].queue.allocatedBytes + (connections[slot]?.replay?.held.allocatedBytes ?? 0)
     }
 
     /// Sheds what the connection's policy allows until its output takes at most `target` bytes: first the live
@@ -69,11 +69,10 @@ extension Broker {
     /// - Returns: How many live frames it dropped.
     private mutating func shedHeldOutput(_ slot: Int, toBytes target: Int) -> Int {
         var shed = 0
-        if connections[slot]?.held != nil {
-            let room = max(0, target - mailboxes[slot].queue.queuedBytes)
-            shed += connections[slot]!.held!.shed(toBytes: room)
+        if let replay = connections[slot]?.replay {
+            shed += replay.held.shed(toBytes: max(0, target - mailboxes[slot].queue.queuedBytes))
         }
-        let room = max(0, target - (connections[slot]?.held?.allocatedBytes ?? 0))
+        let room = max(0, target - (connections[slot]?.replay?.held.allocatedBytes ?? 0))
         shed += mailboxes[slot].queue.shed(toBytes: room)
         // A replay is fed as its queue drains: one whose queue was emptied must be fed, or nothing would restart it.
         if mailboxes[slot].isReplaying && mailboxes[slot].queue.isEmpty { feedReplay(ConnectionID(slot)) }

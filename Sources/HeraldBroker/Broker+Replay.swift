@@ -19,16 +19,28 @@ extension Broker {
         var next: UInt64 = 0
     }
 
+    /// A connection's replays not finished yet, in the order of their `SUBSCRIBE`s, and the live posts held for
+    /// after them.
+    final class ReplayState {
+        var pending: [Replay]
+        var held: OutboundQueue
+
+        init(pending: [Replay], held: OutboundQueue) {
+            self.pending = pending
+            self.held = held
+        }
+    }
+
     /// Starts replaying the retained values that match a new subscription's wildcard pattern, and sends what fits.
     mutating func startReplay(_ subscription: UInt32, _ pattern: Pattern, on id: ConnectionID) {
-        connections[id.rawValue]!.replays.append(
-            Replay(subscription: subscription, pattern: pattern, sequence: lastSequence)
-        )
-        if !mailboxes[id.rawValue].isReplaying {
-            mailboxes[id.rawValue].isReplaying = true
+        let replay = Replay(subscription: subscription, pattern: pattern, sequence: lastSequence)
+        if let state = connections[id.rawValue]!.replay {
+            state.pending.append(replay)
+        } else {
             var held = OutboundQueue(limit: configuration.bounds.queueBytes, accounting: accounting)
             held.setPolicy(mailboxes[id.rawValue].queue.policy)
-            connections[id.rawValue]!.held = held
+            connections[id.rawValue]!.replay = ReplayState(pending: [replay], held: held)
+            mailboxes[id.rawValue].isReplaying = true
         }
         feedReplay(id)
     }
@@ -38,8 +50,9 @@ extension Broker {
     mutating func feedReplay(_ id: ConnectionID) {
         guard mailboxes[id.rawValue].isReplaying, mailboxes[id.rawValue].phase == .ready else { return }
         let threshold = max(1, configuration.bounds.queueBytes / 2)
+        let state = connections[id.rawValue]!.replay!
         while true {
-            guard var replay = connections[id.rawValue]!.replays.first else {
+            guard var replay = state.pending.first else {
                 finishReplays(of: id)
                 return
             }
@@ -63,10 +76,10 @@ extension Broker {
             }
             if index < retainedLog.count {
                 replay.next = retainedLog[index].sequence
-                connections[id.rawValue]!.replays[0] = replay
+                state.pending[0] = replay
                 return
             }
-            connections[id.rawValue]!.replays.removeFirst()
+            state.pending.removeFirst()
             enqueueControl(.ack(Frame.Ack(request: replay.subscription, sequence: replay.sequence)), to: id)
         }
     }
@@ -77,7 +90,10 @@ extension Broker {
     /// fit, the policy drops the oldest of them, or, with `disconnect`, the next live post that does not fit ends the
     /// connection.
     private mutating func finishReplays(of id: ConnectionID) {
-        if var held = connections[id.rawValue]!.held.take(), !held.isEmpty {
+        // Swapped out rather than copied, so its buffer has one owner and is not copied again to be appended.
+        var held = OutboundQueue(limit: 0)
+        if let state = connections[id.rawValue]!.replay.take() { swap(&held, &state.held) }
+        if !held.isEmpty {
             // Trimmed before it is appended, so the notice of what it drops sits after the ACK, where the gap is.
             let room = max(0, configuration.bounds.queueBytes - mailboxes[id.rawValue].queue.queuedBytes)
             if held.queuedBytes > room && held.policy != .disconnect {
@@ -98,8 +114,7 @@ extension Broker {
 
     /// The connection is failing: its replays and held posts go, as nothing may follow its final `ERROR`.
     mutating func abandonReplays(of id: ConnectionID) {
-        connections[id.rawValue]!.replays = []
-        connections[id.rawValue]!.held = nil
+        connections[id.rawValue]!.replay = nil
         mailboxes[id.rawValue].isReplaying = false
     }
 
@@ -108,7 +123,7 @@ extension Broker {
         guard mailboxes[id.rawValue].phase == .ready, mailboxes[id.rawValue].lastSequence != sequence else { return }
         mailboxes[id.rawValue].lastSequence = sequence
         let frame = UnsafeRawBufferPointer(start: arena.base + offset, count: size)
-        switch connections[id.rawValue]!.held!.enqueueLive(frame, sequence: sequence) {
+        switch connections[id.rawValue]!.replay!.held.enqueueLive(frame, sequence: sequence) {
         case .queued(let count):
             dropped += UInt64(count)
         case .overflowed:

@@ -76,10 +76,9 @@ public struct Broker {
         /// Whether the client said `BYE`: then its will is not posted.
         var saidGoodbye = false
         var will: Frame.Will?
-        /// Replays of retained values not finished yet, in the order of their `SUBSCRIBE`s (see Broker+Replay).
-        var replays: [Replay] = []
-        /// While a replay runs, the live posts for this connection, which follow it and its `ACK`.
-        var held: OutboundQueue?
+        /// While retained values are replayed to the connection, what is left to send and the live posts held
+        /// meanwhile (Broker+Replay). Boxed: most connections never need it, and each slot stays small.
+        var replay: ReplayState?
     }
 
     struct Retained {
@@ -271,6 +270,6 @@ public struct Broker {
     mutating func updatePolicy(of id: ConnectionID) {
         let policy = connections[id.rawValue]!.subscriptions.values.map(\.overflow).max() ?? .dropOldest
         mailboxes[id.rawValue].queue.setPolicy(policy)
-        connections[id.rawValue]!.held?.setPolicy(policy)
+        connections[id.rawValue]!.replay?.held.setPolicy(policy)
     }
 }
