@@ -96,9 +96,7 @@ extension Broker {
         if !held.isEmpty {
             // Trimmed before it is appended, so the notice of what it drops sits after the ACK, where the gap is.
             let room = max(0, configuration.bounds.queueBytes - mailboxes[id.rawValue].queue.queuedBytes)
-            if held.queuedBytes > room && held.policy != .disconnect {
-                dropped += UInt64(held.shed(toBytes: room))
-            }
+            dropped += UInt64(held.dropLive(toBytes: room))
             mailboxes[id.rawValue].queue.append(contentsOf: &held)
             markDirty(id)
         }

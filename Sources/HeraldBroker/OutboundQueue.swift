@@ -39,8 +39,13 @@ public struct OutboundQueue {
         var isDroppable: Bool { sequence != 0 }
     }
 
-    /// The bound on queued bytes, wire.md's `--queue-bytes`.
-    public let limit: Int
+    /// The bound on queued bytes: wire.md's `--queue-bytes`, or less from the time the daemon's global bound made this
+    /// queue shed (`shed(toBytes:)`) until it drains.
+    public private(set) var limit: Int
+    /// The bound `limit` returns to once the queue drains.
+    public let configuredLimit: Int
+    /// From the time the queue was shed until it drains, the most its buffer may grow to (see `shed(toBytes:)`).
+    private var shedCapacity: Int?
     /// Where the buffer's capacity is counted, for the daemon's global bound.
     private let accounting: OutputAccounting?
     /// The broker's arena, where a turn's live posts are encoded once for every queue.
@@ -73,6 +78,7 @@ public struct OutboundQueue {
     /// Creates an empty queue bounded at `limit` bytes, counting its buffer's capacity in `accounting`.
     public init(limit: Int, accounting: OutputAccounting? = nil, arena: FrameArena? = nil) {
         self.limit = limit
+        configuredLimit = limit
         self.accounting = accounting
         self.arena = arena
     }
@@ -492,32 +498,48 @@ public struct OutboundQueue {
     /// charges to this connection.
     public var allocatedBytes: Int { storage?.capacity ?? 0 }
 
-    /// Drops live frames not yet begun, by the policy, until at most `target` bytes are queued, then moves
-    /// what is left into a buffer of its size, so the memory goes back to the allocator at once.
+    /// Drops live frames not yet begun, by the policy, until at most three quarters of `target` bytes are queued,
+    /// then moves what is left into a buffer of its size, so the memory goes back to the allocator at once.
     ///
     /// The daemon calls it when the frames queued for all connections pass `--max-queued-bytes`: the
     /// connections that hold the memory give it back. `coalesce` drops superseded frames first, then, like
     /// `dropOldest`, the oldest; `disconnect` drops nothing (the owner disconnects the connection instead).
     /// Each drop is owed to the connection as a `DROPPED` notice, as when the queue itself overflows.
     ///
+    /// Until the queue drains, it then stays within `target`: its `limit` is three quarters of it, and its buffer
+    /// grows no further than `target` (the quarter left is room for the holes drops leave). Without that, a client
+    /// that still does not read would grow its buffer back, doubling, with its next post, and take the daemon over
+    /// its global bound again each time.
+    ///
     /// - Returns: How many live frames it dropped.
     public mutating func shed(toBytes target: Int) -> Int {
+        limit = min(limit, target / 4 * 3)
+        shedCapacity = min(shedCapacity ?? target, target)
+        let dropped = dropLive(toBytes: limit)
+        compact()
+        return dropped
+    }
+
+    /// Drops live frames not yet begun, by the policy, until at most `target` bytes are queued or no live frame is
+    /// left to drop: superseded ones first with `coalesce`, then the oldest; none with `disconnect`. Each drop is
+    /// owed as a `DROPPED` notice.
+    ///
+    /// - Returns: How many live frames it dropped.
+    public mutating func dropLive(toBytes target: Int) -> Int {
+        guard queuedBytes > target && policy != .disconnect else { return 0 }
         var dropped = 0
-        if queuedBytes > target && policy != .disconnect {
-            if policy == .coalesce {
-                dropped += dropSuperseded(toFit: limit - target)
-            }
-            var index = headOffset > 0 ? 1 : 0
-            while queuedBytes > target && index < entries.count {
-                if entries[index].isDroppable {
-                    dropFirstFrame(at: index)
-                    dropped += 1
-                } else {
-                    index += 1
-                }
+        if policy == .coalesce {
+            dropped += dropSuperseded(toFit: limit - target)
+        }
+        var index = headOffset > 0 ? 1 : 0
+        while queuedBytes > target && index < entries.count {
+            if entries[index].isDroppable {
+                dropFirstFrame(at: index)
+                dropped += 1
+            } else {
+                index += 1
             }
         }
-        compact()
         return dropped
     }
 
@@ -567,7 +589,9 @@ public struct OutboundQueue {
     /// Moves the queued frames into a buffer just big enough for them, or frees it when nothing is queued.
     private mutating func compact() {
         if entries.isEmpty {
-            emptied()
+            // Not `emptied()`: nothing was read, so the lowered limit stays.
+            tail = 0
+            storage = nil
         } else if storage != nil || arenaBytes > 0 {
             relocate(adding: 0, shrinking: true)
         }
@@ -595,6 +619,9 @@ public struct OutboundQueue {
     private mutating func emptied() {
         tail = 0
         storage = nil
+        // The client read everything: whatever it was shed for, it keeps up now.
+        limit = configuredLimit
+        shedCapacity = nil
     }
 
     /// Makes room for `size` bytes at the end of the buffer and returns where they start.
@@ -617,6 +644,9 @@ public struct OutboundQueue {
         let needed = queuedBytes + size
         var capacity = Swift.max(Self.minimumCapacity, shrinking ? needed : storage?.capacity ?? 0)
         while !shrinking && needed * 4 > capacity * 3 { capacity *= 2 }
+        if let ceiling = shedCapacity {
+            capacity = Swift.max(needed, Swift.min(capacity, ceiling))
+        }
         let fresh = OutputStorage(capacity: capacity, accounting: accounting)
         var offset = 0
         for index in 0..<entries.count {

@@ -71,6 +71,37 @@ struct GlobalBoundTests {
         #expect(sequences(harness.output(of: slow)) == [last + 1])
     }
 
+    @Test func aShedSubscriberThatStillDoesNotReadStaysUnderItsShare() {
+        var harness = BrokerHarness(queueBytes: 1 << 20, maxQueuedBytes: 20_000)
+        let publisher = harness.connect(1)
+        let slow = harness.connect(2)
+        harness.subscribe(slow, 1, "n")
+        _ = harness.output(of: slow)
+        var unused: [UInt64] = []
+        fill(&harness, from: publisher, fastSequences: &unused)
+        var disconnected: [ConnectionID] = []
+        harness.broker.relieveGlobalBound(disconnecting: &disconnected)
+        // A thousand more posts: the subscriber's queue stays within its share, so the bound is not reached again.
+        for _ in 0..<1000 {
+            harness.post(publisher, "n", Self.payload)
+            harness.broker.endTurn()
+            #expect(!harness.broker.isOverGlobalBound)
+        }
+        #expect(harness.broker.accounting.bytes <= 15_000)
+        let frames = harness.output(of: slow)
+        let noticed = frames.reduce(0) { total, frame in
+            if case .dropped(let notice) = frame { return total + Int(notice.count) }
+            return total
+        }
+        // Every drop, at the relief and after it, is owed to it exactly.
+        #expect(UInt64(noticed) == harness.broker.statusReport(request: 1).dropped)
+        #expect(noticed > 0)
+        #expect(sequences(frames).last == harness.broker.statusReport(request: 1).posted)
+        // It read everything: its queue may hold the whole --queue-bytes again.
+        for _ in 0..<100 { harness.post(publisher, "n", Self.payload) }
+        #expect(harness.broker.queuedBytes(slow) > 10_000)
+    }
+
     @Test func disconnectsTheLargestHolderWhosePolicyIsDisconnect() {
         var harness = BrokerHarness(queueBytes: 1 << 20, maxQueuedBytes: 10_000)
         let publisher = harness.connect(1)

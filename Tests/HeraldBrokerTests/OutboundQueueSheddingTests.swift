@@ -16,15 +16,41 @@ struct OutboundQueueSheddingTests {
         }
         let size = OutboundQueueTests.frameSize
         #expect(accounting.bytes >= 1000 * size)
-        let dropped = queue.shed(toBytes: 10 * size)
-        #expect(dropped == 990)
-        #expect(queue.queuedBytes == 10 * size)
+        // To three quarters of the target: 30 frames of the 40 the target would hold.
+        let dropped = queue.shed(toBytes: 40 * size)
+        #expect(dropped == 970)
+        #expect(queue.queuedBytes == 30 * size)
         #expect(queue.allocatedBytes == accounting.bytes)
-        #expect(accounting.bytes <= max(OutboundQueue.minimumCapacity, 10 * size))
+        #expect(accounting.bytes <= 40 * size)
         let frames = OutboundQueueTests.drain(&queue)
-        #expect(frames.first == .dropped(.init(count: 990, firstSequence: 1, lastSequence: 990)))
-        #expect(frames.count == 11)
+        #expect(frames.first == .dropped(.init(count: 970, firstSequence: 1, lastSequence: 970)))
+        #expect(frames.count == 31)
         #expect(accounting.bytes == 0)
+    }
+
+    @Test func aShedQueueKeepsALowerLimitAndItsMemoryWithinTheTargetUntilItDrains() {
+        let accounting = OutputAccounting()
+        var queue = OutboundQueue(limit: 1 << 20, accounting: accounting)
+        func enqueue(_ sequences: ClosedRange<Int>) {
+            for sequence in sequences {
+                OutboundQueueTests.notify(UInt64(sequence)).withUnsafeBytes {
+                    _ = queue.enqueueLive($0, sequence: UInt64(sequence))
+                }
+            }
+        }
+        enqueue(1...1000)
+        _ = queue.shed(toBytes: 8000)
+        #expect(queue.limit == 6000)
+        var largest = 0
+        for round in 0..<100 {
+            enqueue((1001 + round * 100)...(1000 + (round + 1) * 100))
+            largest = max(largest, accounting.bytes)
+            #expect(queue.queuedBytes <= 8000)
+        }
+        // The client never read: its memory stays within what it was shed to, post after post.
+        #expect(largest <= 8000)
+        _ = OutboundQueueTests.drain(&queue)
+        #expect(queue.limit == 1 << 20)
     }
 
     @Test func sheddingKeepsControlFramesAndTheFrameInFlight() {
