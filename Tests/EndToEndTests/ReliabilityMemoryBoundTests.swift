@@ -34,8 +34,8 @@ struct ReliabilityMemoryBoundTests {
         let floodCompleted = Atomic<Bool>(false)
         let publisher = try await blocking { try WireClient.ready(socketPath: path, receiveTimeout: 60) }
         let flood = Thread {
-            // 600 posts of 60 KB, each queued for 40 subscribers: 1.4 GB of queued output without the bound.
-            if (try? publisher.blast(600, to: "flood.big", payloadSize: 60_000)) != nil {
+            // 1200 posts of 60 KB, each queued for 40 subscribers: 2.9 GB of queued output without the bound.
+            if (try? publisher.blast(1200, to: "flood.big", payloadSize: 60_000)) != nil {
                 floodCompleted.store(true, ordering: .releasing)
             }
             flooding.store(false, ordering: .releasing)
@@ -60,7 +60,7 @@ struct ReliabilityMemoryBoundTests {
                 pings += 1
                 if flooded { duringFlood += 1 }
                 peak = max(peak, try DaemonProbe.residentBytes(of: pid))
-                usleep(20_000)
+                usleep(10_000)
             }
             return (pings, duringFlood, peak)
         }
@@ -79,11 +79,11 @@ struct ReliabilityMemoryBoundTests {
             guard case .statusReport(let report)? = try healthy.receive() else { throw TestFailure("no STATUS_REPORT") }
             return report
         }
-        #expect(report.posted == 600)
+        #expect(report.posted == 1200)
         #expect(report.dropped > 0)
         let newcomer = try await blocking { try WireClient.ready(socketPath: path, receiveTimeout: 2) }
         let sequence = try await blocking { try newcomer.post("after.flood", "x") }
-        #expect(sequence == 601)
+        #expect(sequence == 1201)
         withExtendedLifetime(stuck) {}
     }
 }
@@ -168,6 +168,12 @@ extension ReliabilityMemoryBoundTests {
         }
         // The retained values, plus what queued output may hold, plus a constant.
         #expect(peak - baseline < retainedBound + queuedBound + (16 << 20), "grew by \(peak - baseline) bytes")
+        let report = try await blocking { () -> Frame.StatusReport in
+            try healthy.send(.status(.init(request: 77)))
+            guard case .statusReport(let report)? = try healthy.receive() else { throw TestFailure("no STATUS_REPORT") }
+            return report
+        }
+        #expect(Int(report.retained) == stored)
 
         let (retainedNames, ack, after) = try await blocking { () -> ([String], Frame.Ack, [Frame.Notify]) in
             var names: [String] = []
