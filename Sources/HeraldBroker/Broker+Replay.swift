@@ -49,7 +49,8 @@ extension Broker {
     /// replay's `ACK` when it is done, and once all are, the live posts held meanwhile.
     mutating func feedReplay(_ id: ConnectionID) {
         guard mailboxes[id.rawValue].isReplaying, mailboxes[id.rawValue].phase == .ready else { return }
-        let threshold = max(1, configuration.bounds.queueBytes / 2)
+        // Half the queue's limit: lower while the global bound has it shed, so a replay stays within its share too.
+        let threshold = max(1, mailboxes[id.rawValue].queue.limit / 2)
         let state = connections[id.rawValue]!.replay!
         while true {
             guard var replay = state.pending.first else {

@@ -424,7 +424,12 @@ public struct OutboundQueue {
             }
             written.frames += entry.count
         }
-        if entries.isEmpty { emptied() }
+        if entries.isEmpty {
+            emptied()
+        } else if shedCapacity != nil && queuedBytes * 2 <= limit {
+            // Shed, but reading again, and down to half what it may hold: it keeps up, whatever it was shed for.
+            restoreLimit()
+        }
         return written
     }
 
@@ -620,6 +625,11 @@ public struct OutboundQueue {
         tail = 0
         storage = nil
         // The client read everything: whatever it was shed for, it keeps up now.
+        restoreLimit()
+    }
+
+    /// Ends what `shed(toBytes:)` set: the queue is bounded by `--queue-bytes` again and its buffer may grow.
+    private mutating func restoreLimit() {
         limit = configuredLimit
         shedCapacity = nil
     }

@@ -53,6 +53,24 @@ struct OutboundQueueSheddingTests {
         #expect(queue.limit == 1 << 20)
     }
 
+    @Test func aShedQueueGetsItsLimitBackOnceItsClientReadsItDownToHalf() {
+        var queue = OutboundQueue(limit: 1 << 20, accounting: OutputAccounting())
+        for sequence in 1...1000 {
+            OutboundQueueTests.notify(UInt64(sequence)).withUnsafeBytes {
+                _ = queue.enqueueLive($0, sequence: UInt64(sequence))
+            }
+        }
+        _ = queue.shed(toBytes: 40 * OutboundQueueTests.frameSize)
+        #expect(queue.limit == 30 * OutboundQueueTests.frameSize)
+        // The DROPPED notice (30 bytes) and 14 frames are written: 16 are left, over half of 30.
+        queue.pendingChunks(maxChunks: 64) { _ in }
+        _ = queue.didWrite(30 + 14 * OutboundQueueTests.frameSize)
+        #expect(queue.limit == 30 * OutboundQueueTests.frameSize)
+        // One more, and it is down to half: the client keeps up.
+        _ = queue.didWrite(OutboundQueueTests.frameSize)
+        #expect(queue.limit == 1 << 20)
+    }
+
     @Test func sheddingKeepsControlFramesAndTheFrameInFlight() {
         let accounting = OutputAccounting()
         var queue = OutboundQueue(limit: 1 << 20, accounting: accounting)
