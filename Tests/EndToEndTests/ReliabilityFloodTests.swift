@@ -46,13 +46,3 @@ struct ReliabilityFloodTests {
         }
     }
 }
-
-extension WireClient {
-    /// Reads and discards whatever is there, in a background thread, until the connection goes quiet for a moment.
-    func drainAvailable() {
-        let thread = Thread {
-            while (try? self.receive()) != nil {}
-        }
-        thread.start()
-    }
-}
