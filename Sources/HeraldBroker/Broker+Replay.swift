@@ -96,7 +96,7 @@ extension Broker {
         if let state = connections[id.rawValue]!.replay.take() { swap(&held, &state.held) }
         if !held.isEmpty {
             // Trimmed before it is appended, so the notice of what it drops sits after the ACK, where the gap is.
-            let room = max(0, configuration.bounds.queueBytes - mailboxes[id.rawValue].queue.queuedBytes)
+            let room = max(0, mailboxes[id.rawValue].queue.limit - mailboxes[id.rawValue].queue.queuedBytes)
             dropped += UInt64(held.dropLive(toBytes: room))
             mailboxes[id.rawValue].queue.append(contentsOf: &held)
             markDirty(id)
