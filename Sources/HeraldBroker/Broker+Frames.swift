@@ -132,7 +132,7 @@ extension Broker {
     /// Checks what `POST` and `WILL` share: not a monitor, not a reserved name, room for a retained value.
     private func refusal(
         name: String,
-        payloadIsEmpty: Bool,
+        payloadCount: Int,
         retain: Bool,
         request: UInt32,
         on id: ConnectionID
@@ -147,10 +147,18 @@ extension Broker {
                 request: request
             )
         }
-        if retain && !payloadIsEmpty && retained[name] == nil && retained.count >= configuration.bounds.maxRetained {
+        if retain && payloadCount > 0 && retained[name] == nil && retained.count >= configuration.bounds.maxRetained {
             return WireError(
                 .tooManyRetained,
                 "\(retained.count) names already have a retained value, the limit is \(configuration.bounds.maxRetained)",
+                request: request
+            )
+        }
+        if retain && payloadCount > 0 && !canRetain(name: name, payloadCount: payloadCount) {
+            return WireError(
+                .tooManyRetainedBytes,
+                "retained values already hold \(retainedBytes) bytes; \(name.utf8.count + payloadCount) more "
+                    + "would pass the limit of \(configuration.bounds.maxRetainedBytes)",
                 request: request
             )
         }
@@ -160,7 +168,7 @@ extension Broker {
     private mutating func handlePost(_ post: Frame.Post, from id: ConnectionID, now: UInt64) -> Action {
         if let error = refusal(
             name: post.name,
-            payloadIsEmpty: post.payload.isEmpty,
+            payloadCount: post.payload.count,
             retain: post.retain,
             request: post.request,
             on: id
@@ -263,10 +271,41 @@ extension Broker {
             payload: payload
         )
         if retain {
-            retained[name] = payload.isEmpty ? nil : Retained(notify: notify)
+            store(notify)
         }
         deliver(notify)
         return lastSequence
+    }
+
+    /// What a retained value is charged against `maxRetainedBytes`: its name and payload.
+    static func retainedCost(name: String, payloadCount: Int) -> Int {
+        name.utf8.count + payloadCount
+    }
+
+    /// Whether a retained value of `payloadCount` bytes for `name` fits `maxRetainedBytes`, in place of the
+    /// name's current value.
+    func canRetain(name: String, payloadCount: Int) -> Bool {
+        let freed = retained[name].map { Self.retainedCost(name: name, payloadCount: $0.notify.payload.count) } ?? 0
+        return retainedBytes - freed + Self.retainedCost(name: name, payloadCount: payloadCount)
+            <= configuration.bounds.maxRetainedBytes
+    }
+
+    /// Makes a retained post the name's value, or clears it when the payload is empty, keeping the byte count and
+    /// the replay log.
+    private mutating func store(_ notify: Frame.Notify) {
+        let name = notify.name
+        if let old = retained[name] {
+            retainedBytes -= Self.retainedCost(name: name, payloadCount: old.notify.payload.count)
+        }
+        if notify.payload.isEmpty {
+            retained[name] = nil
+        } else {
+            retained[name] = Retained(notify: notify)
+            retainedBytes += Self.retainedCost(name: name, payloadCount: notify.payload.count)
+            retainedLog.append(sequence: notify.sequence, name: name)
+        }
+        let values = retained
+        retainedLog.compact(current: values.count) { values[$0.name]?.notify.sequence == $0.sequence }
     }
 
     /// Queues one live post to every connection with a matching subscription, once per connection,
@@ -291,6 +330,10 @@ extension Broker {
     /// Queues the live `NOTIFY` encoded at `offset` in the arena to each of `ids`.
     private mutating func deliver(arenaOffset offset: Int, size: Int, sequence: UInt64, to ids: [ConnectionID]) {
         for id in ids {
+            if mailboxes[id.rawValue].isReplaying {
+                holdLive(arenaOffset: offset, size: size, sequence: sequence, for: id)
+                continue
+            }
             guard let delivery = mailboxes[id.rawValue].enqueueLive(arenaOffset: offset, size: size, sequence: sequence)
             else { continue }
             if delivery.becameDirty { dirty.append(id) }
@@ -337,17 +380,13 @@ extension Broker {
             )
         }
         addSubscription(subscribe.subscription, subscribe.pattern, subscribe.overflow, on: id)
-        // Retained values first, oldest post first, then the ACK: wire.md's "no gap".
-        var replay: [Frame.Notify] = []
-        if subscribe.pattern.isExact {
-            if let value = retained[subscribe.pattern.text] { replay.append(value.notify) }
-        } else {
-            for (name, value) in retained where subscribe.pattern.matches(name) {
-                replay.append(value.notify)
-            }
-            replay.sort { $0.sequence < $1.sequence }
+        // Retained values first, oldest post first, then the ACK: wire.md's "no gap". A wildcard's may be many: they
+        // are fed as the subscriber drains (Broker+Replay).
+        guard subscribe.pattern.isExact else {
+            startReplay(subscribe.subscription, subscribe.pattern, on: id)
+            return .none
         }
-        for var notify in replay {
+        if var notify = retained[subscribe.pattern.text]?.notify {
             notify.subscription = subscribe.subscription
             notify.retained = true
             enqueueControl(.notify(notify), to: id)
@@ -388,18 +427,25 @@ extension Broker {
     }
 
     private mutating func handleWill(_ will: Frame.Will, on id: ConnectionID) -> Action {
+        let current = connections[id.rawValue]!.will
         if will.name.isEmpty {
+            if let current { charge(current, -1) }
             connections[id.rawValue]!.will = nil
         } else {
             if let error = refusal(
                 name: will.name,
-                payloadIsEmpty: will.payload.isEmpty,
+                payloadCount: will.payload.count,
                 retain: false,  // checked again when it is posted; the set may change meanwhile
                 request: will.request,
                 on: id
             ) {
                 return fail(id, error)
             }
+            if let error = willRefusal(will, replacing: current) {
+                return fail(id, error)
+            }
+            if let current { charge(current, -1) }
+            charge(will, 1)
             connections[id.rawValue]!.will = will
         }
         enqueueControl(.ack(Frame.Ack(request: will.request, sequence: lastSequence)), to: id)
@@ -441,7 +487,7 @@ extension Broker {
             )
         }
         mailboxes[id.rawValue].isMonitor = true
-        connections[id.rawValue]!.will = nil
+        if let will = connections[id.rawValue]!.will.take() { charge(will, -1) }
         addSubscription(monitor.request, Self.everything, .dropOldest, on: id)
         enqueueControl(.ack(Frame.Ack(request: monitor.request, sequence: lastSequence)), to: id)
         return .none

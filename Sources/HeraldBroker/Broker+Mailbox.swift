@@ -21,6 +21,8 @@ extension Broker {
         var isUrgent = false
         /// Whether the connection is in the broker's `arenaHolders` list.
         var holdsArena = false
+        /// Whether retained values are being replayed to the connection: its live posts are held back meanwhile.
+        @usableFromInline var isReplaying = false
         /// Whether the connection asked for `MONITOR`, which makes it read-only.
         var isMonitor = false
         /// Who is at the other end: what a post from here is stamped with. Here rather than in `Connection`, so

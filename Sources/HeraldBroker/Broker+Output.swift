@@ -67,6 +67,7 @@ extension Broker {
     public mutating func didWrite(_ byteCount: Int, to id: ConnectionID) {
         guard byteCount > 0, mailboxes[id.rawValue].phase != .closed else { return }
         delivered += UInt64(mailboxes[id.rawValue].didWrite(byteCount))
+        if mailboxes[id.rawValue].isReplaying { feedReplay(id) }
     }
 
     /// Ends the owner's turn, after it wrote what it could: frames that were not written are copied out

@@ -34,6 +34,12 @@ public struct Broker {
         public var maxNameBytes: Int = Limits.maxNameBytes
         public var maxSubscriptions: Int = Limits.defaultMaxSubscriptions
         public var maxRetained: Int = Limits.defaultMaxRetained
+        /// The bytes of all retained values' names and payloads together (`--max-retained-bytes`).
+        public var maxRetainedBytes: Int = Limits.defaultMaxRetainedBytes
+        /// Wills held, registered or pending, in all (`--max-wills`).
+        public var maxWills: Int = Limits.defaultMaxWills
+        /// The bytes of those wills' names and payloads together (`--max-will-bytes`).
+        public var maxWillBytes: Int = Limits.defaultMaxWillBytes
         public var queueBytes: Int = Limits.defaultQueueBytes
         public var maxConnections: Int = Limits.defaultMaxConnections
         public var maxQueuedBytes: Int = Limits.defaultMaxQueuedBytes
@@ -70,6 +76,9 @@ public struct Broker {
         /// Whether the client said `BYE`: then its will is not posted.
         var saidGoodbye = false
         var will: Frame.Will?
+        /// While retained values are replayed to the connection, what is left to send and the live posts held
+        /// meanwhile (Broker+Replay). Boxed: most connections never need it, and each slot stays small.
+        var replay: ReplayState?
     }
 
     struct Retained {
@@ -84,6 +93,10 @@ public struct Broker {
     var connectionsByUID: [UInt32: Int] = [:]
     var index = PatternIndex<ConnectionID>()
     var retained: [String: Retained] = [:]
+    /// The retained values' names in post order, for replays.
+    var retainedLog = RetainedLog()
+    /// The bytes of every retained value's name and payload: what `maxRetainedBytes` bounds.
+    var retainedBytes = 0
     var lastSequence: UInt64 = 0
     var subscriptionCount = 0
     var posted: UInt64 = 0
@@ -104,9 +117,12 @@ public struct Broker {
     var arenaUsed = 0
     /// Connections with frames in the arena: what `endTurn()` settles.
     var arenaHolders: [ConnectionID] = []
-    /// Whether the daemon is over `maxQueuedBytes` and so reads no connection.
-    public private(set) var isOverGlobalBound = false
-    @usableFromInline var pendingWills: [PendingWill] = []
+    /// Wills whose connection ended without `BYE`, by when they are due.
+    @usableFromInline var pendingWills = DeadlineHeap<PendingWill>()
+    /// Wills held, registered on open connections or pending, and the bytes of their names and payloads: what
+    /// `maxWills` and `maxWillBytes` bound.
+    var willCount = 0
+    var willBytes = 0
     /// `PLUGIN` requests waiting for the daemon's supervisor (`takePluginRequests`).
     var pluginRequests: [PluginRequest] = []
     /// Patterns subscribed since the daemon last asked, when it asks (`reportsSubscriptions`).
@@ -189,8 +205,12 @@ public struct Broker {
         connections[id.rawValue] = nil
         openConnections -= 1
         connectionsByUID[sender.uid] = connectionsByUID[sender.uid]! > 1 ? connectionsByUID[sender.uid]! - 1 : nil
-        if let will = connection.will, !connection.saidGoodbye, !isShuttingDown {
-            schedule(will, from: sender, monotonicNow: monotonicNow)
+        if let will = connection.will {
+            if !connection.saidGoodbye && !isShuttingDown {
+                schedule(will, from: sender, monotonicNow: monotonicNow)
+            } else {
+                charge(will, -1)
+            }
         }
     }
 
@@ -198,6 +218,7 @@ public struct Broker {
     /// queued for it, and pending wills are discarded (wire.md, `WILL`).
     public mutating func shutDown() {
         isShuttingDown = true
+        for pending in pendingWills.elements { charge(pending.will, -1) }
         pendingWills.removeAll()
         for slot in mailboxes.indices {
             guard mailboxes[slot].phase != .closed && mailboxes[slot].phase != .closing else { continue }
@@ -206,8 +227,10 @@ public struct Broker {
     }
 
     /// Whether the owner should read this connection now: false while it is closing, while its
-    /// unanswered control frames are over the queue bound (back-pressure on a client that does not
-    /// read), and while the daemon as a whole is over `maxQueuedBytes`.
+    /// unanswered control frames are over the queue bound (back-pressure on a client that does not read),
+    /// and while it is being sent retained values, which it gets as it reads them.
+    /// The daemon's global bound never stops reading: `relieveGlobalBound` sheds the connections that hold
+    /// the memory instead.
     // Inlinable, like the other queries the daemon asks per frame: a call into another module on the daemon's
     // `broker` property would copy the whole broker to pass it. And always inlined: left to itself the compiler
     // called it from some of the daemon's functions, each call with a 321-byte copy of the broker (callgrind).
@@ -215,24 +238,7 @@ public struct Broker {
     public func wantsInput(_ id: ConnectionID) -> Bool {
         let phase = mailboxes[id.rawValue].phase
         return phase != .closed && phase != .closing && !mailboxes[id.rawValue].queue.isOverControlLimit
-            && !isOverGlobalBound
-    }
-
-    /// Re-evaluates the global bound after writes freed frames: over `maxQueuedBytes` reading stops, and
-    /// it resumes under three quarters of it, so the daemon does not flap at the edge.
-    ///
-    /// - Returns: Whether `isOverGlobalBound` changed, so the owner re-registers its read interest.
-    public mutating func updateGlobalBound() -> Bool {
-        let bytes = accounting.bytes
-        if !isOverGlobalBound && bytes > configuration.bounds.maxQueuedBytes {
-            isOverGlobalBound = true
-            return true
-        }
-        if isOverGlobalBound && bytes * 4 < configuration.bounds.maxQueuedBytes * 3 {
-            isOverGlobalBound = false
-            return true
-        }
-        return false
+            && !mailboxes[id.rawValue].isReplaying
     }
 
     /// The daemon's counters, as `STATUS_REPORT` carries them.
@@ -260,6 +266,7 @@ public struct Broker {
 
     /// Queues a final `ERROR` and marks the connection closing.
     mutating func fail(_ id: ConnectionID, _ error: WireError) -> Action {
+        if mailboxes[id.rawValue].isReplaying { abandonReplays(of: id) }
         enqueueControl(.error(error), to: id)
         mailboxes[id.rawValue].phase = .closing
         return .closeAfterFlush
@@ -269,5 +276,6 @@ public struct Broker {
     mutating func updatePolicy(of id: ConnectionID) {
         let policy = connections[id.rawValue]!.subscriptions.values.map(\.overflow).max() ?? .dropOldest
         mailboxes[id.rawValue].queue.setPolicy(policy)
+        connections[id.rawValue]!.replay?.held.setPolicy(policy)
     }
 }

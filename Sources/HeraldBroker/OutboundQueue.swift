@@ -39,8 +39,13 @@ public struct OutboundQueue {
         var isDroppable: Bool { sequence != 0 }
     }
 
-    /// The bound on queued bytes, wire.md's `--queue-bytes`.
-    public let limit: Int
+    /// The bound on queued bytes: wire.md's `--queue-bytes`, or less from the time the daemon's global bound made this
+    /// queue shed (`shed(toBytes:)`) until it drains.
+    public private(set) var limit: Int
+    /// The bound `limit` returns to once the queue drains.
+    public let configuredLimit: Int
+    /// From the time the queue was shed until it drains, the most its buffer may grow to (see `shed(toBytes:)`).
+    private var shedCapacity: Int?
     /// Where the buffer's capacity is counted, for the daemon's global bound.
     private let accounting: OutputAccounting?
     /// The broker's arena, where a turn's live posts are encoded once for every queue.
@@ -73,6 +78,7 @@ public struct OutboundQueue {
     /// Creates an empty queue bounded at `limit` bytes, counting its buffer's capacity in `accounting`.
     public init(limit: Int, accounting: OutputAccounting? = nil, arena: FrameArena? = nil) {
         self.limit = limit
+        configuredLimit = limit
         self.accounting = accounting
         self.arena = arena
     }
@@ -423,7 +429,12 @@ public struct OutboundQueue {
             }
             written.frames += entry.count
         }
-        if entries.isEmpty { emptied() }
+        if entries.isEmpty {
+            emptied()
+        } else if shedCapacity != nil && queuedBytes * 2 <= limit {
+            // Shed, but reading again, and down to half what it may hold: it keeps up, whatever it was shed for.
+            restoreLimit()
+        }
         return written
     }
 
@@ -491,6 +502,111 @@ public struct OutboundQueue {
         entries = split
     }
 
+    // MARK: Shedding, for the daemon's global bound
+
+    /// The memory of the queue's own buffer, as `OutputAccounting` counts it: what the daemon's global bound
+    /// charges to this connection.
+    public var allocatedBytes: Int { storage?.capacity ?? 0 }
+
+    /// Drops live frames not yet begun, by the policy, until at most three quarters of `target` bytes are queued,
+    /// then moves what is left into a buffer of its size, so the memory goes back to the allocator at once.
+    ///
+    /// The daemon calls it when the frames queued for all connections pass `--max-queued-bytes`: the
+    /// connections that hold the memory give it back. `coalesce` drops superseded frames first, then, like
+    /// `dropOldest`, the oldest; `disconnect` drops nothing (the owner disconnects the connection instead).
+    /// Each drop is owed to the connection as a `DROPPED` notice, as when the queue itself overflows.
+    ///
+    /// Until the queue drains, it then stays within `target`: its `limit` is three quarters of it, and its buffer
+    /// grows no further than `target` (the quarter left is room for the holes drops leave). Without that, a client
+    /// that still does not read would grow its buffer back, doubling, with its next post, and take the daemon over
+    /// its global bound again each time.
+    ///
+    /// - Returns: How many live frames it dropped.
+    public mutating func shed(toBytes target: Int) -> Int {
+        limit = min(limit, target / 4 * 3)
+        shedCapacity = min(shedCapacity ?? target, target)
+        let dropped = dropLive(toBytes: limit)
+        compact()
+        return dropped
+    }
+
+    /// Drops live frames not yet begun, by the policy, until at most `target` bytes are queued or no live frame is
+    /// left to drop: superseded ones first with `coalesce`, then the oldest; none with `disconnect`. Each drop is
+    /// owed as a `DROPPED` notice.
+    ///
+    /// - Returns: How many live frames it dropped.
+    public mutating func dropLive(toBytes target: Int) -> Int {
+        guard queuedBytes > target && policy != .disconnect else { return 0 }
+        var dropped = 0
+        if policy == .coalesce {
+            dropped += dropSuperseded(toFit: limit - target)
+        }
+        var index = headOffset > 0 ? 1 : 0
+        while queuedBytes > target && index < entries.count {
+            if entries[index].isDroppable {
+                dropFirstFrame(at: index)
+                dropped += 1
+            } else {
+                index += 1
+            }
+        }
+        return dropped
+    }
+
+    /// Removes every frame not yet begun, control frames included, and forgets owed drops: the connection is
+    /// being disconnected to give its memory back, and only its final `ERROR` will follow the frame in flight.
+    public mutating func removeAllButFrameInFlight() {
+        guard headOffset > 0 else { return removeAll() }
+        var inFlight = entries[0]
+        inFlight.isOpenNotice = false
+        entries.removeAll()
+        entries.append(inFlight)
+        queuedBytes = inFlight.size
+        controlBytes = inFlight.isDroppable ? 0 : inFlight.size
+        arenaBytes = inFlight.inArena ? inFlight.size : 0
+        owedNotice = nil
+        openNotice = nil
+        newest = [:]
+        if policy == .coalesce && inFlight.isDroppable { newest[name(of: inFlight)] = inFlight.sequence }
+        compact()
+    }
+
+    // MARK: Frames held back during a replay of retained values
+
+    /// Moves every frame of `other`, a queue never written, behind this queue's frames, in order, `other`'s owed
+    /// drops first: they are older than every frame left in it. `other` is left empty.
+    ///
+    /// The broker holds a connection's live posts in a queue of their own while retained values are replayed to it,
+    /// and appends them after the replay and its `ACK` (wire.md: retained first, then live, no gap).
+    public mutating func append(contentsOf other: inout OutboundQueue) {
+        precondition(other.headOffset == 0, "a queue that was written cannot be appended")
+        other.placeOwedNotice()
+        for index in 0..<other.entries.count {
+            let entry = other.entries[index]
+            let start = reserve(entry.size)
+            (storage!.base + start).copyMemory(from: other.start(of: entry), byteCount: entry.size)
+            entries.append(Entry(start: start, size: entry.size, sequence: entry.sequence, count: entry.count))
+            queuedBytes += entry.size
+            if entry.isDroppable {
+                if policy == .coalesce { newest[name(of: entries[entries.count - 1])] = entry.sequence }
+            } else {
+                controlBytes += entry.size
+            }
+        }
+        other.removeAll()
+    }
+
+    /// Moves the queued frames into a buffer just big enough for them, or frees it when nothing is queued.
+    private mutating func compact() {
+        if entries.isEmpty {
+            // Not `emptied()`: nothing was read, so the lowered limit stays.
+            tail = 0
+            storage = nil
+        } else if storage != nil || arenaBytes > 0 {
+            relocate(adding: 0, shrinking: true)
+        }
+    }
+
     /// Drops everything: the connection is gone.
     public mutating func removeAll() {
         entries.removeAll()
@@ -513,6 +629,14 @@ public struct OutboundQueue {
     private mutating func emptied() {
         tail = 0
         storage = nil
+        // The client read everything: whatever it was shed for, it keeps up now.
+        restoreLimit()
+    }
+
+    /// Ends what `shed(toBytes:)` set: the queue is bounded by `--queue-bytes` again and its buffer may grow.
+    private mutating func restoreLimit() {
+        limit = configuredLimit
+        shedCapacity = nil
     }
 
     /// Makes room for `size` bytes at the end of the buffer and returns where they start.
@@ -529,11 +653,15 @@ public struct OutboundQueue {
 
     /// Copies the queued frames, in order and back to back, into a new buffer with room for `size` more
     /// bytes: the same capacity when at most three quarters of it will then be in use, else twice as
-    /// much as needed. Also how a copied queue stops sharing its buffer.
-    private mutating func relocate(adding size: Int) {
+    /// much as needed (with `shrinking`, just big enough: see `shed(toBytes:)`). Also how a copied queue stops
+    /// sharing its buffer.
+    private mutating func relocate(adding size: Int, shrinking: Bool = false) {
         let needed = queuedBytes + size
-        var capacity = Swift.max(Self.minimumCapacity, storage?.capacity ?? 0)
-        while needed * 4 > capacity * 3 { capacity *= 2 }
+        var capacity = Swift.max(Self.minimumCapacity, shrinking ? needed : storage?.capacity ?? 0)
+        while !shrinking && needed * 4 > capacity * 3 { capacity *= 2 }
+        if let ceiling = shedCapacity {
+            capacity = Swift.max(needed, Swift.min(capacity, ceiling))
+        }
         let fresh = OutputStorage(capacity: capacity, accounting: accounting)
         var offset = 0
         for index in 0..<entries.count {

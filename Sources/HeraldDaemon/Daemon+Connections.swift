@@ -153,18 +153,14 @@ extension Daemon {
 
     /// What the loop does after the broker took one of `fd`'s frames.
     ///
-    /// - Returns: Whether to go on reading this connection's frames now: not once it is closing, nor once the
-    ///   daemon is over its global bound (the rest of its input waits in its decoder).
+    /// - Returns: Whether to go on reading this connection's frames now: not once it is closing.
     private mutating func continueReading(_ fd: Int32, after action: Broker.Action) -> Bool {
         if action == .closeAfterFlush {
             beginClosing(fd)
             return false
         }
         if broker.hasUrgentOutput { flushUrgent() }
-        if broker.updateGlobalBound() {
-            globalBoundChanged()
-            return false
-        }
+        if broker.isOverGlobalBound { relieveGlobalBound() }
         return true
     }
 

@@ -74,6 +74,8 @@ struct Daemon: ~Copyable {
     var dirty: [ConnectionID] = []
     /// Reused for connections whose queue passed half its bound mid-batch.
     var urgentScratch: [ConnectionID] = []
+    /// What relieving `--max-queued-bytes` did since it was last logged.
+    var reliefLog = GlobalBoundLog()
     var shutdownDeadline: UInt64?
     /// Frames handed to the broker since the last round of writes.
     var framesThisTurn = 0
@@ -250,7 +252,7 @@ struct Daemon: ~Copyable {
             flush(dirty)
             dirty.removeAll(keepingCapacity: true)
             broker.endTurn()
-            if broker.updateGlobalBound() { globalBoundChanged() }
+            if broker.isOverGlobalBound { relieveGlobalBound() }
             if let deadline = shutdownDeadline {
                 let now = SystemClock.monotonicNanoseconds()
                 if openChannels > 0 && now >= deadline {
@@ -314,24 +316,6 @@ struct Daemon: ~Copyable {
         // Round up, so the wake-up is never early and the loop does not spin on a 0 ms wait.
         let milliseconds = due <= now ? 0 : Int32(clamping: (due - now + 999_999) / 1_000_000)
         return polling ? min(100, milliseconds) : milliseconds
-    }
-
-    /// The daemon crossed `--max-queued-bytes`, one way or the other: stop or resume reading everyone.
-    mutating func globalBoundChanged() {
-        if broker.isOverGlobalBound {
-            logger.warning(
-                "queued output passed \(options.bounds.maxQueuedBytes) bytes: reading no connection until it drains"
-            )
-        } else {
-            logger.notice("queued output drained: reading connections again")
-        }
-        for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
-            if !broker.isOverGlobalBound && decoders[Int(fd)].bufferedByteCount > 0 {
-                processFrames(fd)
-            } else {
-                updateInterest(fd)
-            }
-        }
     }
 
     private mutating func handle(_ event: Epoll.Event) {

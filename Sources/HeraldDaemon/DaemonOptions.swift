@@ -99,6 +99,24 @@ struct DaemonOptions {
                 defaultDescription: "\(Limits.defaultMaxRetained)"
             ),
             OptionSpec(
+                long: "max-retained-bytes",
+                valueName: "bytes",
+                help: "Bound of the names and payloads of all retained values together.",
+                defaultDescription: "\(Limits.defaultMaxRetainedBytes)"
+            ),
+            OptionSpec(
+                long: "max-wills",
+                valueName: "count",
+                help: "Wills held at once, registered or pending after their connection closed.",
+                defaultDescription: "\(Limits.defaultMaxWills)"
+            ),
+            OptionSpec(
+                long: "max-will-bytes",
+                valueName: "bytes",
+                help: "Bound of the names and payloads of those wills together.",
+                defaultDescription: "\(Limits.defaultMaxWillBytes)"
+            ),
+            OptionSpec(
                 long: "max-connections",
                 valueName: "count",
                 help: "Connections one uid may hold at once.",
@@ -121,7 +139,7 @@ struct DaemonOptions {
             OptionSpec(
                 long: "max-queued-bytes",
                 valueName: "bytes",
-                help: "Bound of the frames queued for all connections together; past it heraldd stops reading.",
+                help: "Bound of the frames queued for all connections together; past it the largest holders shed.",
                 defaultDescription: "\(Limits.defaultMaxQueuedBytes)"
             ),
             OptionSpec(
@@ -166,6 +184,10 @@ struct DaemonOptions {
         bounds.maxSubscriptions =
             try arguments.int("max-subscriptions", range: 1...65535) ?? Limits.defaultMaxSubscriptions
         bounds.maxRetained = try arguments.int("max-retained", range: 0...1_000_000) ?? Limits.defaultMaxRetained
+        bounds.maxRetainedBytes =
+            try arguments.int("max-retained-bytes", range: 0...(1 << 40)) ?? Limits.defaultMaxRetainedBytes
+        bounds.maxWills = try arguments.int("max-wills", range: 0...1_000_000) ?? Limits.defaultMaxWills
+        bounds.maxWillBytes = try arguments.int("max-will-bytes", range: 0...(1 << 40)) ?? Limits.defaultMaxWillBytes
         bounds.maxConnections =
             try arguments.int("max-connections", range: 1...1_000_000)
             ?? Self.defaultMaxConnections(descriptorLimit: descriptorLimit)

@@ -13,6 +13,12 @@ public enum Limits {
     public static let defaultMaxSubscriptions = 1024
     /// The default number of names with a retained value.
     public static let defaultMaxRetained = 10000
+    /// The default bound of the bytes of retained values (names and payloads), in all.
+    public static let defaultMaxRetainedBytes = 64 << 20
+    /// The default number of wills held, registered on open connections or pending after they closed.
+    public static let defaultMaxWills = 1024
+    /// The default bound of the bytes of those wills (names and payloads), in all.
+    public static let defaultMaxWillBytes = 16 << 20
     /// The default bound of one connection's outgoing queue, in bytes.
     public static let defaultQueueBytes = 4 << 20
     /// The broker's default number of connections one uid may hold; heraldd derives its own default from its

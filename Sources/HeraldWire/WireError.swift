@@ -31,6 +31,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let tooManyRetained = Code(rawValue: 18)
         public static let tooManyConnections = Code(rawValue: 19)
         public static let slowConsumer = Code(rawValue: 20)
+        public static let tooManyRetainedBytes = Code(rawValue: 21)
+        public static let tooManyWills = Code(rawValue: 22)
         public static let helloTimeout = Code(rawValue: 25)
         public static let unknownPlugin = Code(rawValue: 26)
 
@@ -57,6 +59,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case .tooManyRetained: "TOO_MANY_RETAINED"
             case .tooManyConnections: "TOO_MANY_CONNECTIONS"
             case .slowConsumer: "SLOW_CONSUMER"
+            case .tooManyRetainedBytes: "TOO_MANY_RETAINED_BYTES"
+            case .tooManyWills: "TOO_MANY_WILLS"
             case .helloTimeout: "HELLO_TIMEOUT"
             case .unknownPlugin: "UNKNOWN_PLUGIN"
             default: "ERROR_\(rawValue)"

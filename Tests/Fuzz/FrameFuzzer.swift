@@ -32,8 +32,13 @@ private enum FuzzLimits {
     static let queueBytes = 4096
     static let maxSubscriptions = 8
     static let maxRetained = 8
+    /// Under 8 full payloads, so the byte bound is reached before the count.
+    static let maxRetainedBytes = 3000
+    static let maxWills = 2
+    static let maxWillBytes = 1500
     static let maxConnections = 3
-    static let maxQueuedBytes = 65536
+    /// Under what four queues can hold (each up to about three times `queueBytes`), so the global bound is reached.
+    static let maxQueuedBytes = 12_000
     static let connections = 4
     /// Bounds the work of one input (a `repeat` can multiply it), so no input runs into -timeout.
     static let maxFramesPerInput = 20_000
@@ -113,6 +118,9 @@ private struct Harness {
         configuration.bounds.queueBytes = FuzzLimits.queueBytes
         configuration.bounds.maxSubscriptions = FuzzLimits.maxSubscriptions
         configuration.bounds.maxRetained = FuzzLimits.maxRetained
+        configuration.bounds.maxRetainedBytes = FuzzLimits.maxRetainedBytes
+        configuration.bounds.maxWills = FuzzLimits.maxWills
+        configuration.bounds.maxWillBytes = FuzzLimits.maxWillBytes
         configuration.bounds.maxConnections = FuzzLimits.maxConnections
         configuration.bounds.maxQueuedBytes = FuzzLimits.maxQueuedBytes
         broker = Broker(configuration: configuration)
@@ -168,10 +176,7 @@ private struct Harness {
                 checkInvariants()
                 if closing { break }
                 if broker.hasUrgentOutput { flushUrgent() }
-                if broker.updateGlobalBound() {
-                    globalBoundChanged()
-                    break
-                }
+                if broker.isOverGlobalBound { relieveGlobalBound() }
             } catch {
                 require(!broker.isClosing(id), "read a closing connection")
                 _ = broker.inputFailed(error, on: id)
@@ -192,11 +197,17 @@ private struct Harness {
         }
     }
 
-    mutating func globalBoundChanged() {
-        guard !broker.isOverGlobalBound else { return }
-        for slot in peers.indices where peers[slot].isOpen && peers[slot].input.bufferedByteCount > 0 {
-            processFrames(slot)
+    /// Sources/HeraldDaemon/Daemon.swift, relieveGlobalBound: the holders of the memory give it back, nobody stops
+    /// being read.
+    mutating func relieveGlobalBound() {
+        var disconnected: [ConnectionID] = []
+        broker.relieveGlobalBound(disconnecting: &disconnected)
+        require(!broker.isOverGlobalBound, "still over the global bound after relieving it")
+        for id in disconnected {
+            require(peers[id.rawValue].isOpen, "disconnected \(id), which is closed")
+            require(broker.isClosing(id), "disconnected \(id), which is not closing")
         }
+        checkInvariants()
     }
 
     /// Writes up to `budget` bytes of the connection's output, in writes of at most `maxChunks` chunks,
@@ -376,7 +387,7 @@ private struct Harness {
                 write(id.rawValue, budget: Int.max, maxChunks: 64)
             }
         }
-        if broker.updateGlobalBound() { globalBoundChanged() }
+        if broker.isOverGlobalBound { relieveGlobalBound() }
         checkInvariants()
     }
 
@@ -442,10 +453,7 @@ private struct Harness {
             }
             open += 1
             if broker.wantsInput(id) {
-                require(
-                    !broker.isClosing(id) && !broker.isOverGlobalBound,
-                    "\(id) wants input while closing or over the bound"
-                )
+                require(!broker.isClosing(id), "\(id) wants input while closing")
             }
             auditQueue(slot)
         }

@@ -13,7 +13,10 @@ struct BrokerHarness {
         maxSubscriptions: Int = 16,
         maxRetained: Int = 100,
         maxConnections: Int = 256,
-        maxQueuedBytes: Int = 256 << 20
+        maxQueuedBytes: Int = 256 << 20,
+        maxRetainedBytes: Int = 64 << 20,
+        maxWills: Int = 1024,
+        maxWillBytes: Int = 16 << 20
     ) {
         var configuration = Broker.Configuration(ownerUID: 1000, daemonPID: 42, server: "heraldd test", startTime: 5)
         configuration.bounds.queueBytes = queueBytes
@@ -21,6 +24,9 @@ struct BrokerHarness {
         configuration.bounds.maxRetained = maxRetained
         configuration.bounds.maxConnections = maxConnections
         configuration.bounds.maxQueuedBytes = maxQueuedBytes
+        configuration.bounds.maxRetainedBytes = maxRetainedBytes
+        configuration.bounds.maxWills = maxWills
+        configuration.bounds.maxWillBytes = maxWillBytes
         broker = Broker(configuration: configuration)
     }
 
