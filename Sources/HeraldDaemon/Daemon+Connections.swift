@@ -54,7 +54,12 @@ extension Daemon {
             channels[Int(fd)] = channel
             decoders[Int(fd)] = FrameDecoder(role: .daemon, maxPayload: options.bounds.maxPayload)
             openChannels += 1
-            logger.debug("connection \(fd) from pid \(credentials.pid) uid \(credentials.uid)")
+            if let plugin = plugins.supervisor.plugin(withPID: credentials.pid) {
+                // By the kernel's pid, not by anything the plugin says: being a plugin gives it no other rights.
+                logger.info("connection \(fd) is plugin \(plugin) (pid \(credentials.pid))")
+            } else {
+                logger.debug("connection \(fd) from pid \(credentials.pid) uid \(credentials.uid)")
+            }
             let sender = Sender(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
             if broker.connectionOpened(ConnectionID(Int(fd)), sender: sender) == .closeAfterFlush {
                 logger.warning(
