@@ -82,6 +82,12 @@ static void herald_spawn_child(const char *path, char *const argv[], char *const
     for (int number = 1; number < NSIG; number++) {
         (void)sigaction(number, &standard, NULL);  // EINVAL for SIGKILL, SIGSTOP and the libc's own: fine
     }
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0) goto failed;
+    if (dup2(null, 0) < 0 || dup2(stdout_fd, 1) < 0 || dup2(stderr_fd, 2) < 0) goto failed;
+    // Lowered only now: with many connections open, the lowest free descriptor (for /dev/null above) may be past
+    // the limit the child gets back, which would make that open fail with EMFILE. Descriptors past the limit stay
+    // valid until exec closes them (they are close-on-exec).
     if (nofile_soft != 0) {
         struct rlimit limit;
         if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && (rlim_t)nofile_soft < limit.rlim_cur) {
@@ -89,9 +95,6 @@ static void herald_spawn_child(const char *path, char *const argv[], char *const
             (void)setrlimit(RLIMIT_NOFILE, &limit);
         }
     }
-    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null < 0) goto failed;
-    if (dup2(null, 0) < 0 || dup2(stdout_fd, 1) < 0 || dup2(stderr_fd, 2) < 0) goto failed;
     if (cwd != NULL && chdir(cwd) < 0) goto failed;
     execve(path, argv, envp);
 failed:

@@ -176,3 +176,45 @@ struct FileSystemTests {
         return old
     }
 }
+
+extension ChildProcessesTests {
+    @Test func aLowerLimitForTheChildWorksWhileThisProcessHoldsDescriptorsPastIt() throws {
+        // As heraldd with thousands of connections open: the child's limit is below the lowest free descriptor.
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        while held.count < 200 {
+            let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { break }
+            held.append(fd)
+        }
+        try #require((held.last ?? 0) > 64)
+        let pipe = try ChildProcesses.makeOutputPipe()
+        let pid = try ChildProcesses.spawn(
+            executable: "/bin/sh",
+            arguments: ["sh", "-c", "ulimit -n"],
+            environment: [],
+            workingDirectory: nil,
+            standardOutput: pipe.writeEnd,
+            standardError: pipe.writeEnd,
+            descriptorSoftLimit: 64
+        )
+        let read = pipe.closingWriteEnd()
+        var bytes: [UInt8] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 1)
+        defer { buffer.deallocate() }
+        readLoop: while true {
+            switch try read.read(into: buffer) {
+            case .processed(0): break readLoop
+            case .processed(let count): bytes.append(contentsOf: buffer[0..<count])
+            case .wouldBlock: _ = try read.waitForInput(orFrom: -1, timeoutMilliseconds: 10_000)
+            }
+        }
+        #expect(String(decoding: bytes, as: UTF8.self) == "64\n")
+        var status: ChildExit?
+        for _ in 0..<1000 where status == nil {
+            status = ChildProcesses.reapIfExited(pid)
+            if status == nil { usleep(2000) }
+        }
+        #expect(status == .exited(0))
+    }
+}
