@@ -55,8 +55,7 @@ extension Broker {
         case .monitor(let monitor):
             return handleMonitor(monitor, on: id)
         case .names(let names):
-            answerNames(names.request, to: id)
-            return .none
+            return answerNames(names.request, to: id)
         case .welcome, .notify, .ack, .dropped, .error, .statusReport, .namesReport:
             // The decoder never yields these for the daemon; refuse rather than trap, since this is
             // client input.
@@ -320,6 +319,21 @@ extension Broker {
                 )
             )
         }
+        let cost = connections[id.rawValue]!.patternCost + subscribe.pattern.cost
+        guard cost <= configuration.bounds.maxPatternCost else {
+            // Each segment of a wildcard pattern is a trie node that every post may visit: the sum is what this
+            // connection adds to the cost of every post, so it is bounded like its queue.
+            return fail(
+                id,
+                WireError(
+                    .patternTooComplex,
+                    "this pattern costs \(subscribe.pattern.cost) (its segments) and this connection's patterns "
+                        + "already cost \(connections[id.rawValue]!.patternCost), the limit is "
+                        + "\(configuration.bounds.maxPatternCost)",
+                    request: subscribe.subscription
+                )
+            )
+        }
         addSubscription(subscribe.subscription, subscribe.pattern, subscribe.overflow, on: id)
         // Retained values first, oldest post first, then the ACK: wire.md's "no gap".
         var replay: [Frame.Notify] = []
@@ -347,6 +361,7 @@ extension Broker {
         on id: ConnectionID
     ) {
         connections[id.rawValue]!.subscriptions[subscription] = Subscription(pattern: pattern, overflow: overflow)
+        connections[id.rawValue]!.patternCost += pattern.cost
         index.insert(pattern, for: id)
         subscriptionCount += 1
         updatePolicy(of: id)
@@ -366,6 +381,7 @@ extension Broker {
             )
         }
         index.remove(subscription.pattern, for: id)
+        connections[id.rawValue]!.patternCost -= subscription.pattern.cost
         subscriptionCount -= 1
         updatePolicy(of: id)
         return .none
@@ -428,7 +444,22 @@ extension Broker {
     }
 
     /// Answers `NAMES`: retained names and exact subscriptions, sorted, in frames a client can decode.
-    private mutating func answerNames(_ request: UInt32, to id: ConnectionID) {
+    private mutating func answerNames(_ request: UInt32, to id: ConnectionID) -> Action {
+        // Bounded before any work: the answer is sorted and queued whole, so its cost (CPU for everyone, memory
+        // in the asker's queue, where control frames are never dropped) must not grow with what other clients
+        // registered. The two sets are counted apart, so a name in both counts twice: O(1), no union to build.
+        let count = retained.count + index.exactNameCount
+        guard count <= configuration.bounds.maxNames else {
+            return fail(
+                id,
+                WireError(
+                    .tooManyNames,
+                    "\(retained.count) retained names and \(index.exactNameCount) exactly subscribed names are over "
+                        + "this daemon's limit of \(configuration.bounds.maxNames) names for NAMES",
+                    request: request
+                )
+            )
+        }
         let names = Set(retained.keys).union(index.exactNames).sorted()
         var chunk: [String] = []
         var size = 0
@@ -443,5 +474,6 @@ extension Broker {
             size += 1 + name.utf8.count
         }
         enqueueControl(.namesReport(Frame.NamesReport(request: request, names: chunk, more: false)), to: id)
+        return .none
     }
 }

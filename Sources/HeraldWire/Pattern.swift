@@ -66,6 +66,13 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
         !matchesTrailingSegments && !segments.contains(.any)
     }
 
+    /// What the pattern costs the daemon to match, charged to its connection against `--max-pattern-cost`
+    /// (wire.md, "Limits"): 0 for an exact pattern, which is one lookup by name; else its segments, `**`
+    /// included, each a node of the daemon's pattern trie that a post may have to visit.
+    public var cost: Int {
+        isExact ? 0 : segments.count + (matchesTrailingSegments ? 1 : 0)
+    }
+
     /// Whether `name` matches. `name` is assumed valid; an invalid name matches nothing useful.
     public func matches(_ name: String) -> Bool {
         var name = name

@@ -31,6 +31,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let tooManyRetained = Code(rawValue: 18)
         public static let tooManyConnections = Code(rawValue: 19)
         public static let slowConsumer = Code(rawValue: 20)
+        public static let patternTooComplex = Code(rawValue: 23)
+        public static let tooManyNames = Code(rawValue: 24)
 
         /// The code's name as wire.md spells it, e.g. `INVALID_NAME`.
         public var description: String {
@@ -55,6 +57,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case .tooManyRetained: "TOO_MANY_RETAINED"
             case .tooManyConnections: "TOO_MANY_CONNECTIONS"
             case .slowConsumer: "SLOW_CONSUMER"
+            case .patternTooComplex: "PATTERN_TOO_COMPLEX"
+            case .tooManyNames: "TOO_MANY_NAMES"
             default: "ERROR_\(rawValue)"
             }
         }

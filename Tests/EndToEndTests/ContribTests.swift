@@ -7,7 +7,8 @@ import Testing
 struct ContribTests {
     static let heralddFlags = [
         "--socket", "--log-level", "--queue-bytes", "--max-payload", "--max-name-bytes", "--max-subscriptions",
-        "--max-retained", "--max-connections", "--max-queued-bytes", "--no-send-batching", "--coalesce-us", "--version",
+        "--max-pattern-cost", "--max-names", "--max-retained", "--max-connections", "--max-queued-bytes",
+        "--no-send-batching", "--coalesce-us", "--version",
         "--help",
     ]
     static let subcommands = ["post", "observe", "wait", "get", "status", "monitor", "names", "demo", "help"]

@@ -13,7 +13,9 @@ struct BrokerHarness {
         maxSubscriptions: Int = 16,
         maxRetained: Int = 100,
         maxConnections: Int = 256,
-        maxQueuedBytes: Int = 256 << 20
+        maxQueuedBytes: Int = 256 << 20,
+        maxPatternCost: Int = Limits.defaultMaxPatternCost,
+        maxNames: Int = Limits.defaultMaxNames
     ) {
         var configuration = Broker.Configuration(ownerUID: 1000, daemonPID: 42, server: "heraldd test", startTime: 5)
         configuration.bounds.queueBytes = queueBytes
@@ -21,6 +23,8 @@ struct BrokerHarness {
         configuration.bounds.maxRetained = maxRetained
         configuration.bounds.maxConnections = maxConnections
         configuration.bounds.maxQueuedBytes = maxQueuedBytes
+        configuration.bounds.maxPatternCost = maxPatternCost
+        configuration.bounds.maxNames = maxNames
         broker = Broker(configuration: configuration)
     }
 
