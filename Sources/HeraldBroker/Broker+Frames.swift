@@ -321,8 +321,8 @@ extension Broker {
         }
         let cost = connections[id.rawValue]!.patternCost + subscribe.pattern.cost
         guard cost <= configuration.bounds.maxPatternCost else {
-            // Each segment of a wildcard pattern is a trie node that every post may visit: the sum is what this
-            // connection adds to the cost of every post, so it is bounded like its queue.
+            // A wildcard pattern's segments bound its memory and what it adds to the matching of every post (a
+            // lookup for its shape, a step per `*`): the sum is charged to the connection and bounded like its queue.
             return fail(
                 id,
                 WireError(

@@ -67,8 +67,9 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// What the pattern costs the daemon to match, charged to its connection against `--max-pattern-cost`
-    /// (wire.md, "Limits"): 0 for an exact pattern, which is one lookup by name; else its segments, `**`
-    /// included, each a node of the daemon's pattern trie that a post may have to visit.
+    /// (wire.md, "Patterns"): 0 for an exact pattern, which is one lookup by name; else its segments, `**`
+    /// included, which bound both its memory and the matching work it adds to a post (a lookup for its shape and
+    /// a step per `*`).
     public var cost: Int {
         isExact ? 0 : segments.count + (matchesTrailingSegments ? 1 : 0)
     }

@@ -68,8 +68,9 @@ struct PatternCostTests {
     }
 
     /// Issue 15, case 4: long patterns mixing literals and `*`. A connection gets as many as its cost allows (the
-    /// next is refused), and a post visits at most the subscribers' cost in trie nodes, whether it matches or not.
-    @Test func aPostVisitsAtMostTheSubscribersPatternCostInTrieNodes() {
+    /// next is refused), and a post's matching work (a lookup per shape, a subtraction per `*`, a check per
+    /// connection matched) is at most the subscribers' cost, whether it matches or not.
+    @Test func aPostsMatchingWorkIsAtMostTheSubscribersPatternCost() {
         let cost = 4096
         var harness = BrokerHarness(maxSubscriptions: 1024, maxPatternCost: cost)
         let publisher = harness.connect(1)
@@ -93,18 +94,58 @@ struct PatternCostTests {
 
         let matching = Array(repeating: "s", count: 120).joined(separator: ".")
         let missing = String(matching.dropLast()) + "t"
-        let before = harness.broker.index.visitedNodes
+        let before = harness.broker.index.matchingWork
         let posts = 10
         for _ in 0..<posts {
             // Alternating, so neither is answered from the last name's cache.
             harness.post(publisher, matching)
             harness.post(publisher, missing)
         }
-        let visited = harness.broker.index.visitedNodes - before
-        #expect(visited > 2 * posts * 120)
-        #expect(visited <= 2 * posts * (hostile.count * cost + 1))
+        let work = harness.broker.index.matchingWork - before
+        // At least a lookup per shape (the four connections share theirs), at most their summed costs.
+        #expect(work >= 2 * posts * fitting)
+        #expect(work <= 2 * posts * (hostile.count * cost + 1))
+        // Where the trie walked every pattern to its end (~4,000 nodes a post), a lookup per shape and a
+        // subtraction per `*`, with the issue's stars in the first 12 segments.
+        #expect(work <= 2 * posts * fitting * 13 + posts * hostile.count)
         for id in hostile {
             #expect(BrokerHarness.notifications(harness.output(of: id)).count == posts)
         }
+    }
+
+    /// Matching by shape agrees with `Pattern.matches` on patterns and names up to 40 segments, with `*` and `**`
+    /// anywhere they may be, and removing every pattern leaves nothing behind.
+    @Test(arguments: [7, 8, 9] as [UInt64])
+    func matchingByShapeAgreesWithPatternMatching(seed: UInt64) throws {
+        var random = SplitMix(seed: seed)
+        func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+        var index = PatternIndex<Int>()
+        var patterns: [Pattern] = []
+        for key in 0..<300 {
+            let count = 1 + pick(40)
+            var text = (0..<count).map { _ in ["a", "bb", "*", "*", "ccc.d"][pick(5)] }.joined(separator: ".")
+            if pick(3) == 0 { text += ".**" }
+            let pattern = try Pattern(text)
+            patterns.append(pattern)
+            index.insert(pattern, for: key)
+        }
+        let footprint = index.nodeCount
+        for _ in 0..<500 {
+            // Names built from a pattern, with its wildcards filled in and now and then one segment changed.
+            var text = patterns[pick(patterns.count)].text
+                .split(separator: ".").map { $0 == "*" || $0 == "**" ? ["a", "bb", "x"][pick(3)] : String($0) }
+                .joined(separator: ".")
+            if pick(4) == 0 { text += ".e" }
+            if pick(4) == 0 { text = "z." + text.split(separator: ".").dropFirst().joined(separator: ".") }
+            guard text.utf8.count <= 255, !text.isEmpty, !text.hasSuffix(".") else { continue }
+            let expected = Set(patterns.indices.filter { patterns[$0].matches(text) })
+            var found = Set<Int>()
+            index.forEachMatch(of: text) { found.insert($0) }
+            #expect(found == expected, "name \(text)")
+        }
+        #expect(footprint > 0)
+        for (key, pattern) in patterns.enumerated() { index.remove(pattern, for: key) }
+        #expect(index.nodeCount == 0)
+        #expect(index.isEmpty)
     }
 }
