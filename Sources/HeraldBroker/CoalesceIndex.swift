@@ -32,6 +32,8 @@ struct CoalesceIndex {
     var tombstones = 0
     /// Queued frames whose position was checked: the work of coalescing, counted for tests.
     var examined = 0
+    /// How many times the queue compacted its tombstones and rebuilt this index, for tests.
+    var compactions = 0
 
     /// The key of the name whose UTF-8 bytes are `name`.
     static func key(ofName name: UnsafeRawBufferPointer) -> Int {

@@ -166,6 +166,7 @@ public struct OutboundQueue {
         let size = frame.count
         var key = 0
         if policy == .coalesce {
+            compactIfNeeded()
             let name = Self.nameBytes(frame)
             key = CoalesceIndex.key(ofName: name)
             noteSuperseded(byName: name, key: key)
@@ -255,14 +256,17 @@ public struct OutboundQueue {
             coalesce.tombstones += 1
             dropped += 1
         }
-        if coalesce.tombstones > 64 && coalesce.tombstones * 2 > entries.count
-            || coalesce.supersededCount > 2 * entries.count + 64
-        {
-            // Tombstones and stale heap entries would otherwise grow with posts while the subscriber is stuck;
-            // compacting once they are half the records keeps the work per post O(1) amortized.
-            rebuildCoalesceIndex()
-        }
         return dropped
+    }
+
+    /// Tombstones and stale heap entries would otherwise grow with posts while the subscriber is stuck: compacting
+    /// once they are half the records keeps the work per post O(1) amortized. Done before a new frame is looked at,
+    /// so that what it supersedes is noted in the rebuilt index.
+    private mutating func compactIfNeeded() {
+        let manyTombstones = coalesce.tombstones > 64 && coalesce.tombstones * 2 > entries.count
+        guard manyTombstones || coalesce.supersededCount > 2 * entries.count + 64 else { return }
+        coalesce.compactions += 1
+        rebuildCoalesceIndex()
     }
 
     /// Where the frame at `slot` is now, if it is still queued and not begun.
