@@ -24,7 +24,8 @@ struct WildcardIndex<Key: Hashable> {
 
     /// One pattern and the keys holding it, each with how many times.
     struct Entry {
-        let pattern: Pattern
+        /// The pattern's text, which identifies it.
+        let text: String
         let matcher: PatternMatcher
         var keys: [Key: Int]
     }
@@ -122,10 +123,10 @@ struct WildcardIndex<Key: Hashable> {
         }
         // Taken out and put back, so that nothing is copied on write.
         var bucket = buckets[slot].removeValue(forKey: hash) ?? []
-        if let index = bucket.firstIndex(where: { $0.pattern == pattern }) {
+        if let index = bucket.firstIndex(where: { $0.text == pattern.text }) {
             bucket[index].keys[key, default: 0] += 1
         } else {
-            bucket.append(Entry(pattern: pattern, matcher: PatternMatcher(pattern), keys: [key: 1]))
+            bucket.append(Entry(text: pattern.text, matcher: PatternMatcher(pattern), keys: [key: 1]))
             patternCounts[slot] += 1
         }
         buckets[slot][hash] = bucket
@@ -136,7 +137,7 @@ struct WildcardIndex<Key: Hashable> {
         let shape = Self.shape(of: pattern)
         let hash = self.key(of: pattern)
         guard let slot = slots[shape], var bucket = buckets[slot][hash],
-            let index = bucket.firstIndex(where: { $0.pattern == pattern }),
+            let index = bucket.firstIndex(where: { $0.text == pattern.text }),
             let count = bucket[index].keys[key]
         else { return }
         bucket[index].keys[key] = count > 1 ? count - 1 : nil
@@ -189,7 +190,30 @@ struct WildcardIndex<Key: Hashable> {
                     start = end + 1
                 }
                 var work = 0
-                var reported = Set<Key>()
+                // The keys reported so far: the first few in a list, the rest in a set, which most posts never
+                // allocate.
+                var few: (Key?, Key?, Key?, Key?) = (nil, nil, nil, nil)
+                var fewCount = 0
+                var more = Set<Key>()
+                func wasReported(_ key: Key) -> Bool {
+                    if fewCount > 0 && few.0 == key { return true }
+                    if fewCount > 1 && few.1 == key { return true }
+                    if fewCount > 2 && few.2 == key { return true }
+                    if fewCount > 3 && few.3 == key { return true }
+                    return fewCount > 4 && more.contains(key)
+                }
+                func report(_ key: Key) {
+                    guard !wasReported(key) else { return }
+                    switch fewCount {
+                    case 0: few.0 = key
+                    case 1: few.1 = key
+                    case 2: few.2 = key
+                    case 3: few.3 = key
+                    default: more.insert(key)
+                    }
+                    fewCount += 1
+                    body(key)
+                }
                 func look(_ slot: Int) {
                     var key: UInt64 = 0
                     shapes.withUnsafeBufferPointer { shapes in
@@ -199,10 +223,13 @@ struct WildcardIndex<Key: Hashable> {
                         work += 1 + shape.stars.count
                     }
                     guard let bucket = buckets[slot][key] else { return }
-                    for entry in bucket where !entry.keys.keys.allSatisfy({ reported.contains($0) }) {
-                        work += 1
-                        guard entry.matcher.matches(name) else { continue }
-                        for key in entry.keys.keys where reported.insert(key).inserted { body(key) }
+                    bucket.withUnsafeBufferPointer { entries in
+                        for index in entries.indices {
+                            if fewCount > 0 && entries[index].keys.keys.allSatisfy(wasReported) { continue }
+                            work += 1
+                            guard entries[index].matcher.matches(name) else { continue }
+                            for key in entries[index].keys.keys { report(key) }
+                        }
                     }
                 }
                 if count < exactShapes.count {
