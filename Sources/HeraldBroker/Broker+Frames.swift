@@ -319,20 +319,8 @@ extension Broker {
                 )
             )
         }
-        let cost = connections[id.rawValue]!.patternCost + subscribe.pattern.cost
-        guard cost <= configuration.bounds.maxPatternCost else {
-            // A wildcard pattern's segments bound its memory and what it adds to the matching of every post (a
-            // lookup for its shape, a step per `*`): the sum is charged to the connection and bounded like its queue.
-            return fail(
-                id,
-                WireError(
-                    .patternTooComplex,
-                    "this pattern costs \(subscribe.pattern.cost) (its segments) and this connection's patterns "
-                        + "already cost \(connections[id.rawValue]!.patternCost), the limit is "
-                        + "\(configuration.bounds.maxPatternCost)",
-                    request: subscribe.subscription
-                )
-            )
+        if let error = patternCostRefusal(subscribe.pattern, request: subscribe.subscription, on: id) {
+            return fail(id, error)
         }
         addSubscription(subscribe.subscription, subscribe.pattern, subscribe.overflow, on: id)
         // Retained values first, oldest post first, then the ACK: wire.md's "no gap".
@@ -352,6 +340,21 @@ extension Broker {
         }
         enqueueControl(.ack(Frame.Ack(request: subscribe.subscription, sequence: lastSequence)), to: id)
         return .none
+    }
+
+    /// The error for a pattern that would take the connection's pattern cost past `maxPatternCost`.
+    ///
+    /// A wildcard pattern's segments bound its memory and what it adds to the matching of every post (a lookup for
+    /// its shape, a step per `*`): the sum is charged to the connection and bounded like its queue.
+    private func patternCostRefusal(_ pattern: Pattern, request: UInt32, on id: ConnectionID) -> WireError? {
+        let held = connections[id.rawValue]!.patternCost
+        guard held + pattern.cost > configuration.bounds.maxPatternCost else { return nil }
+        return WireError(
+            .patternTooComplex,
+            "this pattern costs \(pattern.cost) (its segments) and this connection's patterns already cost \(held), "
+                + "the limit is \(configuration.bounds.maxPatternCost)",
+            request: request
+        )
     }
 
     private mutating func addSubscription(
@@ -427,6 +430,9 @@ extension Broker {
                     request: monitor.request
                 )
             )
+        }
+        if let error = patternCostRefusal(Self.everything, request: monitor.request, on: id) {
+            return fail(id, error)
         }
         mailboxes[id.rawValue].isMonitor = true
         connections[id.rawValue]!.will = nil

@@ -51,6 +51,18 @@ struct PatternCostTests {
         #expect(error?.code.description == "PATTERN_TOO_COMPLEX")
     }
 
+    @Test func aMonitorIsChargedItsPatternToo() {
+        var harness = BrokerHarness(maxPatternCost: 3)
+        let client = harness.connect(1)
+        harness.subscribe(client, 1, "a.*.c")
+        _ = harness.output(of: client)
+        #expect(harness.send(.monitor(.init(request: 2)), from: client) == .closeAfterFlush)
+        #expect(Self.error(harness.output(of: client))?.code == .patternTooComplex)
+        let monitor = harness.connect(2)
+        #expect(harness.send(.monitor(.init(request: 2)), from: monitor) == .none)
+        #expect(harness.broker.connections[monitor.rawValue]!.patternCost == 1)
+    }
+
     @Test func unsubscribingGivesThePatternCostBackAndOtherConnectionsHaveTheirOwn() {
         var harness = BrokerHarness(maxPatternCost: 6)
         let client = harness.connect(1)
