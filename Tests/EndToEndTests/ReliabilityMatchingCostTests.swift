@@ -13,11 +13,11 @@ import Testing
 struct ReliabilityMatchingCostTests {
     /// A 127-segment name, 253 bytes: the posts.
     static let matching = Array(repeating: "s", count: 127).joined(separator: ".")
-    /// The same but for its last segment: it walks every hostile pattern to its end and matches none.
+    /// The same but for its last segment: it matches no hostile pattern, though a trie walked each to its end.
     static let missing = String(matching.dropLast()) + "t"
 
     /// The hostile patterns: 127 segments, `*` or `s` in the first 18 by the bits of `connection * 64 + index`
-    /// (never 0, which would make an exact pattern), `s` after. Distinct per connection, so no two share a trie path.
+    /// (never 0, which would make an exact pattern), `s` after. Each has a shape (`*` positions) of its own.
     static func hostilePattern(connection: Int, index: Int) -> String {
         let mask = connection * 64 + index + 1
         return (0..<127).map { position in position < 18 && mask & (1 << position) != 0 ? "*" : "s" }
