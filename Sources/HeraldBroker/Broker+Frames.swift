@@ -68,8 +68,7 @@ extension Broker {
         case .monitor(let monitor):
             return handleMonitor(monitor, on: id)
         case .names(let names):
-            answerNames(names.request, to: id)
-            return .none
+            return answerNames(names.request, to: id)
         case .plugin(let plugin):
             pluginRequests.append(PluginRequest(connection: id, frame: plugin))
             return .none
@@ -379,6 +378,9 @@ extension Broker {
                 )
             )
         }
+        if let error = patternCostRefusal(subscribe.pattern, request: subscribe.subscription, on: id) {
+            return fail(id, error)
+        }
         addSubscription(subscribe.subscription, subscribe.pattern, subscribe.overflow, on: id)
         // Retained values first, oldest post first, then the ACK: wire.md's "no gap". A wildcard's may be many: they
         // are fed as the subscriber drains (Broker+Replay).
@@ -395,6 +397,21 @@ extension Broker {
         return .none
     }
 
+    /// The error for a pattern that would take the connection's pattern cost past `maxPatternCost`.
+    ///
+    /// A wildcard pattern's segments bound its memory and what it adds to the matching of every post (a lookup for
+    /// its shape, a step per `*`): the sum is charged to the connection and bounded like its queue.
+    private func patternCostRefusal(_ pattern: Pattern, request: UInt32, on id: ConnectionID) -> WireError? {
+        let held = connections[id.rawValue]!.patternCost
+        guard held + pattern.cost > configuration.bounds.maxPatternCost else { return nil }
+        return WireError(
+            .patternTooComplex,
+            "this pattern costs \(pattern.cost) (its segments) and this connection's patterns already cost \(held), "
+                + "the limit is \(configuration.bounds.maxPatternCost)",
+            request: request
+        )
+    }
+
     private mutating func addSubscription(
         _ subscription: UInt32,
         _ pattern: Pattern,
@@ -402,6 +419,7 @@ extension Broker {
         on id: ConnectionID
     ) {
         connections[id.rawValue]!.subscriptions[subscription] = Subscription(pattern: pattern, overflow: overflow)
+        connections[id.rawValue]!.patternCost += pattern.cost
         index.insert(pattern, for: id)
         subscriptionCount += 1
         updatePolicy(of: id)
@@ -421,6 +439,7 @@ extension Broker {
             )
         }
         index.remove(subscription.pattern, for: id)
+        connections[id.rawValue]!.patternCost -= subscription.pattern.cost
         subscriptionCount -= 1
         updatePolicy(of: id)
         return .none
@@ -486,6 +505,9 @@ extension Broker {
                 )
             )
         }
+        if let error = patternCostRefusal(Self.everything, request: monitor.request, on: id) {
+            return fail(id, error)
+        }
         mailboxes[id.rawValue].isMonitor = true
         if let will = connections[id.rawValue]!.will.take() { charge(will, -1) }
         addSubscription(monitor.request, Self.everything, .dropOldest, on: id)
@@ -502,7 +524,22 @@ extension Broker {
     }
 
     /// Answers `NAMES`: retained names and exact subscriptions, sorted, in frames a client can decode.
-    private mutating func answerNames(_ request: UInt32, to id: ConnectionID) {
+    private mutating func answerNames(_ request: UInt32, to id: ConnectionID) -> Action {
+        // Bounded before any work: the answer is sorted and queued whole, so its cost (CPU for everyone, memory
+        // in the asker's queue, where control frames are never dropped) must not grow with what other clients
+        // registered. The two sets are counted apart, so a name in both counts twice: O(1), no union to build.
+        let count = retained.count + index.exactNameCount
+        guard count <= configuration.bounds.maxNames else {
+            return fail(
+                id,
+                WireError(
+                    .tooManyNames,
+                    "\(retained.count) retained names and \(index.exactNameCount) exactly subscribed names are over "
+                        + "this daemon's limit of \(configuration.bounds.maxNames) names for NAMES",
+                    request: request
+                )
+            )
+        }
         // Bytewise, as wire.md says: String's own order compares normalized scalars, which differs for names
         // that are not in NFC, and a client in another language could not reproduce it.
         let names = Set(retained.keys).union(index.exactNames).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -519,5 +556,6 @@ extension Broker {
             size += 1 + name.utf8.count
         }
         enqueueControl(.namesReport(Frame.NamesReport(request: request, names: chunk, more: false)), to: id)
+        return .none
     }
 }

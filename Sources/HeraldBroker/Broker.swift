@@ -33,6 +33,8 @@ public struct Broker {
         /// The longest name or pattern accepted, at most the protocol's 255 bytes.
         public var maxNameBytes: Int = Limits.maxNameBytes
         public var maxSubscriptions: Int = Limits.defaultMaxSubscriptions
+        /// The pattern cost (``Pattern/cost``) one connection's subscriptions may hold together.
+        public var maxPatternCost: Int = Limits.defaultMaxPatternCost
         public var maxRetained: Int = Limits.defaultMaxRetained
         /// The bytes of all retained values' names and payloads together (`--max-retained-bytes`).
         public var maxRetainedBytes: Int = Limits.defaultMaxRetainedBytes
@@ -40,6 +42,8 @@ public struct Broker {
         public var maxWills: Int = Limits.defaultMaxWills
         /// The bytes of those wills' names and payloads together (`--max-will-bytes`).
         public var maxWillBytes: Int = Limits.defaultMaxWillBytes
+        /// The most names a `NAMES` answer may list.
+        public var maxNames: Int = Limits.defaultMaxNames
         public var queueBytes: Int = Limits.defaultQueueBytes
         public var maxConnections: Int = Limits.defaultMaxConnections
         public var maxQueuedBytes: Int = Limits.defaultMaxQueuedBytes
@@ -73,6 +77,8 @@ public struct Broker {
     struct Connection {
         var client = ""
         var subscriptions: [UInt32: Subscription] = [:]
+        /// The sum of its subscriptions' pattern costs, bounded by `maxPatternCost`.
+        var patternCost = 0
         /// Whether the client said `BYE`: then its will is not posted.
         var saidGoodbye = false
         var will: Frame.Will?

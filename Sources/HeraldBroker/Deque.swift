@@ -27,6 +27,10 @@ struct Deque<Element: BitwiseCopyable> {
     private var ring: Ring?
     private var head = 0
     @usableFromInline private(set) var count = 0
+    /// The ordinal of the element at index 0: it rises by one as an element leaves the front and falls by one as one
+    /// is prepended, so `firstOrdinal + index` names an element for as long as it is neither removed from the
+    /// middle nor moved by one (`CoalesceIndex` remembers frames so).
+    private(set) var firstOrdinal = 0
 
     @inlinable var isEmpty: Bool { count == 0 }
 
@@ -68,6 +72,7 @@ struct Deque<Element: BitwiseCopyable> {
         head = (head &- 1) & (ring!.capacity &- 1)
         ring!.base[head] = element
         count += 1
+        firstOrdinal &-= 1
     }
 
     /// Inserts `element` so that it ends up at `index` (0 ... count).
@@ -95,6 +100,7 @@ struct Deque<Element: BitwiseCopyable> {
         // Only indices move: the ring itself is not written, so a shared ring stays shared.
         head = (head &+ 1) & (ring!.capacity &- 1)
         count -= 1
+        firstOrdinal &+= 1
         return element
     }
 

@@ -68,9 +68,9 @@ public struct OutboundQueue {
     private var openNotice: Frame.Dropped?
     /// What to do when a live frame does not fit.
     public private(set) var policy: OverflowPolicy = .dropOldest
-    /// With `coalesce`: the sequence number of the newest queued live frame of each name, so a frame
-    /// with an older number is known to be superseded.
-    private var newest: [String: UInt64] = [:]
+    /// With `coalesce`: each name's newest queued live frame and the frames a newer one supersedes, so room
+    /// is made without a scan of the queue. A frame it drops leaves a tombstone record (size 0) behind.
+    var coalesce = CoalesceIndex()
 
     /// The smallest buffer allocated.
     static let minimumCapacity = 512
@@ -106,14 +106,11 @@ public struct OutboundQueue {
     public mutating func setPolicy(_ newPolicy: OverflowPolicy) {
         guard newPolicy != policy else { return }
         policy = newPolicy
-        newest = [:]
         if policy == .coalesce {
             // Coalescing looks at frames one by one, by name: no runs while it applies.
             splitRuns()
-            for index in 0..<entries.count where entries[index].isDroppable {
-                newest[name(of: entries[index])] = entries[index].sequence
-            }
         }
+        rebuildCoalesceIndex()
     }
 
     /// Queues a copy of the live `NOTIFY` frame `frame` (whole, header included) with sequence number
@@ -173,17 +170,19 @@ public struct OutboundQueue {
     ) -> (outcome: LiveOutcome, keep: Bool) {
         precondition(sequence != 0, "a live NOTIFY has a sequence number from 1")
         let size = frame.count
+        var key = 0
+        if policy == .coalesce {
+            compactIfNeeded()
+            let name = Self.nameBytes(frame)
+            key = CoalesceIndex.key(ofName: name)
+            noteSuperseded(byName: name, key: key)
+        }
         if queuedBytes + size <= limit {
-            if policy == .coalesce { newest[Self.notifyName(frame)] = sequence }
+            if policy == .coalesce { rememberNewest(sequence, key: key) }
             return (.queued(dropped: 0), true)
         }
         if policy == .disconnect {
             return (.overflowed, false)
-        }
-        var name: String?
-        if policy == .coalesce {
-            name = Self.notifyName(frame)
-            newest[name!] = sequence
         }
         var dropped = 0
         if policy == .coalesce {
@@ -198,13 +197,14 @@ public struct OutboundQueue {
                 index += 1
             }
         }
+        if coalesce.tombstones > 0 { purgeLeadingTombstones() }
         if queuedBytes + size > limit {
             // Only control frames and the frame in flight are left: the new frame is the oldest that
             // can go.
             recordDrop(sequence)
-            if let name, newest[name] == sequence { newest[name] = nil }
             return (.queued(dropped: dropped + 1), false)
         }
+        if policy == .coalesce { rememberNewest(sequence, key: key) }
         return (.queued(dropped: dropped), true)
     }
 
@@ -247,19 +247,87 @@ public struct OutboundQueue {
 
     /// Drops live frames that a newer queued frame of the same name supersedes, oldest first, until
     /// `size` more bytes fit or none is left. Returns how many it dropped.
+    ///
+    /// Each is found from `coalesce` and replaced by a tombstone, so nothing is scanned or shifted.
     private mutating func dropSuperseded(toFit size: Int) -> Int {
         var dropped = 0
-        var index = headOffset > 0 ? 1 : 0
-        while queuedBytes + size > limit && index < entries.count {
+        while queuedBytes + size > limit, let slot = coalesce.popOldestSuperseded() {
+            guard let index = position(of: slot) else { continue }  // written or dropped since
             let entry = entries[index]
-            if entry.isDroppable, let latest = newest[name(of: entry)], latest > entry.sequence {
-                drop(at: index)
-                dropped += 1
-            } else {
-                index += 1
-            }
+            queuedBytes -= entry.size
+            if entry.inArena { arenaBytes -= entry.size }
+            recordDrop(entry.sequence)
+            // Where the frame was, so that its (empty) bytes have a valid address wherever the queue looks.
+            entries[index] = Entry(start: entry.start, size: 0, sequence: 0, count: 0, inArena: entry.inArena)
+            coalesce.tombstones += 1
+            dropped += 1
         }
         return dropped
+    }
+
+    /// Tombstones and stale heap entries would otherwise grow with posts while the subscriber is stuck: compacting
+    /// once they are half the records keeps the work per post O(1) amortized. Done before a new frame is looked at,
+    /// so that what it supersedes is noted in the rebuilt index.
+    private mutating func compactIfNeeded() {
+        let manyTombstones = coalesce.tombstones > 64 && coalesce.tombstones * 2 > entries.count
+        guard manyTombstones || coalesce.supersededCount > 2 * entries.count + 64 else { return }
+        coalesce.compactions += 1
+        rebuildCoalesceIndex()
+    }
+
+    /// Where the frame at `slot` is now, if it is still queued and not begun.
+    private mutating func position(of slot: CoalesceIndex.Slot) -> Int? {
+        coalesce.examined += 1
+        let first = headOffset > 0 ? 1 : 0
+        let index = slot.ordinal &- entries.firstOrdinal
+        if index >= first && index < entries.count && entries[index].sequence == slot.sequence { return index }
+        // A record's ordinal changes only when it is the one at index 0 and a record behind it is removed or a
+        // notice inserted (`Deque.remove(at:)`, `insert(_:at:)`).
+        if first == 0 && !entries.isEmpty && entries[0].sequence == slot.sequence { return 0 }
+        return nil
+    }
+
+    /// A live frame named `name` is about to be queued: the queued frame it supersedes, if any, may now go.
+    private mutating func noteSuperseded(byName name: UnsafeRawBufferPointer, key: Int) {
+        guard let previous = coalesce.newest(for: key), let index = position(of: previous),
+            Bytes.equal(Self.nameBytes(bytes(of: entries[index])), name)
+        else { return }
+        coalesce.pushSuperseded(previous)
+    }
+
+    /// The live frame `sequence`, of the name `key`, is about to be appended.
+    private mutating func rememberNewest(_ sequence: UInt64, key: Int) {
+        coalesce.setNewest(.init(sequence: sequence, ordinal: entries.firstOrdinal &+ entries.count), for: key)
+    }
+
+    /// Removes the tombstones at the front (behind the frame in flight), so the front is always a frame.
+    private mutating func purgeLeadingTombstones() {
+        let first = headOffset > 0 ? 1 : 0
+        while first < entries.count && entries[first].size == 0 {
+            entries.remove(at: first)
+            coalesce.tombstones -= 1
+        }
+    }
+
+    /// Removes every tombstone and indexes the queued frames again, if the policy is `coalesce`: O(queue), after
+    /// at least as many drops (or when the policy changes).
+    private mutating func rebuildCoalesceIndex() {
+        if coalesce.tombstones > 0 {
+            var kept = Deque<Entry>()
+            for index in 0..<entries.count where entries[index].size > 0 { kept.append(entries[index]) }
+            entries = kept
+            coalesce.tombstones = 0
+        }
+        coalesce.removeAll()
+        guard policy == .coalesce else { return }
+        for index in (headOffset > 0 ? 1 : 0)..<entries.count where entries[index].isDroppable {
+            coalesce.examined += 1
+            let name = Self.nameBytes(bytes(of: entries[index]))
+            let key = CoalesceIndex.key(ofName: name)
+            noteSuperseded(byName: name, key: key)
+            let slot = CoalesceIndex.Slot(sequence: entries[index].sequence, ordinal: entries.firstOrdinal &+ index)
+            coalesce.setNewest(slot, for: key)
+        }
     }
 
     /// Drops the oldest frame of the live record at `index`: the record itself, or the head of its run.
@@ -286,11 +354,10 @@ public struct OutboundQueue {
         forget(entry)
     }
 
-    /// Keeps `newest` to the frames still queued.
+    /// Keeps `coalesce` to the frames still queued.
     private mutating func forget(_ entry: Entry) {
         guard policy == .coalesce else { return }
-        let name = name(of: entry)
-        if newest[name] == entry.sequence { newest[name] = nil }
+        coalesce.forget(sequence: entry.sequence, key: CoalesceIndex.key(ofName: Self.nameBytes(bytes(of: entry))))
     }
 
     /// Removes every live frame not yet begun, without counting them as drops: the connection is about
@@ -298,7 +365,7 @@ public struct OutboundQueue {
     public mutating func removeLiveFrames() {
         var index = headOffset > 0 ? 1 : 0
         while index < entries.count {
-            if entries[index].isDroppable {
+            if entries[index].isDroppable || entries[index].size == 0 {  // a live frame or a tombstone
                 let entry = entries.remove(at: index)
                 queuedBytes -= entry.size
                 if entry.inArena { arenaBytes -= entry.size }
@@ -306,7 +373,8 @@ public struct OutboundQueue {
                 index += 1
             }
         }
-        newest = [:]
+        coalesce.removeAll()
+        coalesce.tombstones = 0
         if entries.isEmpty { emptied() }
     }
 
@@ -373,6 +441,10 @@ public struct OutboundQueue {
         let count = entries.count
         while index < count && runEnd - runStart + offered < maxBytes {
             let entry = entries[index]
+            if entry.size == 0 {  // a tombstone of a coalesced frame
+                index += 1
+                continue
+            }
             let entryStart = (entry.inArena ? arenaBase! : base!) + entry.start
             if entryStart != runEnd {
                 body(UnsafeRawBufferPointer(start: runStart, count: runEnd - runStart))
@@ -426,9 +498,11 @@ public struct OutboundQueue {
             } else {
                 controlBytes -= entry.size
                 if entry.isOpenNotice { openNotice = nil }
+                if entry.size == 0 { coalesce.tombstones -= 1 }
             }
             written.frames += entry.count
         }
+        if coalesce.tombstones > 0 { purgeLeadingTombstones() }
         if entries.isEmpty {
             emptied()
         } else if shedCapacity != nil && queuedBytes * 2 <= limit {
@@ -566,8 +640,9 @@ public struct OutboundQueue {
         arenaBytes = inFlight.inArena ? inFlight.size : 0
         owedNotice = nil
         openNotice = nil
-        newest = [:]
-        if policy == .coalesce && inFlight.isDroppable { newest[name(of: inFlight)] = inFlight.sequence }
+        // The frame in flight is begun, so nothing can supersede it: the index starts empty.
+        coalesce.removeAll()
+        coalesce.tombstones = 0
         compact()
     }
 
@@ -581,15 +656,21 @@ public struct OutboundQueue {
     public mutating func append(contentsOf other: inout OutboundQueue) {
         precondition(other.headOffset == 0, "a queue that was written cannot be appended")
         other.placeOwedNotice()
-        for index in 0..<other.entries.count {
+        for index in 0..<other.entries.count where other.entries[index].size > 0 {  // not `other`'s tombstones
             let entry = other.entries[index]
+            if entry.isDroppable && policy == .coalesce {
+                // As a live frame queued the usual way: what it supersedes may go, and it is its name's newest.
+                compactIfNeeded()
+                let name = Self.nameBytes(other.bytes(of: entry))
+                let key = CoalesceIndex.key(ofName: name)
+                noteSuperseded(byName: name, key: key)
+                rememberNewest(entry.sequence, key: key)
+            }
             let start = reserve(entry.size)
             (storage!.base + start).copyMemory(from: other.start(of: entry), byteCount: entry.size)
             entries.append(Entry(start: start, size: entry.size, sequence: entry.sequence, count: entry.count))
             queuedBytes += entry.size
-            if entry.isDroppable {
-                if policy == .coalesce { newest[name(of: entries[entries.count - 1])] = entry.sequence }
-            } else {
+            if !entry.isDroppable {
                 controlBytes += entry.size
             }
         }
@@ -615,7 +696,8 @@ public struct OutboundQueue {
         controlBytes = 0
         owedNotice = nil
         openNotice = nil
-        newest = [:]
+        coalesce.removeAll()
+        coalesce.tombstones = 0
         storage = nil
         tail = 0
         arenaBytes = 0
@@ -686,11 +768,6 @@ public struct OutboundQueue {
         UnsafeRawBufferPointer(start: start(of: entry), count: entry.size)
     }
 
-    /// The name a queued live `NOTIFY` was posted to.
-    private func name(of entry: Entry) -> String {
-        Self.notifyName(bytes(of: entry))
-    }
-
     /// Whether a queued control frame is `WELCOME`.
     private func isWelcome(_ entry: Entry) -> Bool {
         start(of: entry).load(fromByteOffset: 4, as: UInt8.self) == FrameType.welcome.rawValue
@@ -709,10 +786,10 @@ public struct OutboundQueue {
     /// Where a `NOTIFY`'s name length byte is: after the header and the fixed fields.
     private static let notifyNameOffset = frameHeaderSize + Frame.Notify.fixedBodySize - 1
 
-    /// The name of an encoded `NOTIFY` frame, which the broker built from a valid name.
-    static func notifyName(_ frame: UnsafeRawBufferPointer) -> String {
+    /// The name bytes of an encoded `NOTIFY` frame, which the broker built from a valid name.
+    static func nameBytes(_ frame: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         let count = Int(frame[notifyNameOffset])
-        return String(decoding: frame[notifyNameOffset + 1..<notifyNameOffset + 1 + count], as: UTF8.self)
+        return UnsafeRawBufferPointer(rebasing: frame[notifyNameOffset + 1..<notifyNameOffset + 1 + count])
     }
 }
 

@@ -2,20 +2,11 @@ public import HeraldWire
 
 /// Finds the keys subscribed to patterns matching a name without scanning every subscription.
 ///
-/// Exact patterns live in a hash table keyed by name, which a post's name bytes look up directly. Wildcard patterns live in a trie over
-/// segments, where a node has literal children, a `*` child, keys whose pattern ends at the node and
-/// keys whose pattern ends in `**` after it. Each key's patterns are counted, so the same key may hold
-/// the same pattern several times. Empty nodes are pruned, so churn leaves nothing behind.
+/// Exact patterns live in a hash table keyed by name, which a post's name bytes look up directly. Wildcard patterns
+/// are grouped by shape (`WildcardIndex`), so a name costs a lookup per shape of its length, whatever the patterns.
+/// Each key's patterns are counted, so the same key may hold the same pattern several times. Empty shapes are
+/// removed, so churn leaves nothing behind.
 public struct PatternIndex<Key: Hashable> {
-    private struct Node {
-        var children: [Substring: Int] = [:]
-        var star: Int?
-        var terminal: [Key: Int] = [:]
-        var trailing: [Key: Int] = [:]
-
-        var isEmpty: Bool { children.isEmpty && star == nil && terminal.isEmpty && trailing.isEmpty }
-    }
-
     private var exact = NameTable<Subscribers>()
 
     /// The keys holding one exact pattern: an array to walk per post, and where each key is in it with its
@@ -47,8 +38,7 @@ public struct PatternIndex<Key: Hashable> {
             }
         }
     }
-    private var nodes: [Node] = [Node()]
-    private var freeNodes: [Int] = []
+    private var wildcards = WildcardIndex<Key>()
     /// The last name `matches(ofName:)` answered and its keys, until a pattern is added or removed: a
     /// session posts to the same few names over and over.
     private var cachedName: NameBuffer?
@@ -58,7 +48,7 @@ public struct PatternIndex<Key: Hashable> {
     public init() {}
 
     /// Whether no pattern is indexed.
-    public var isEmpty: Bool { exact.isEmpty && nodes[0].isEmpty }
+    public var isEmpty: Bool { exact.isEmpty && wildcards.isEmpty }
 
     /// Adds one occurrence of `pattern` for `key`.
     public mutating func insert(_ pattern: Pattern, for key: Key) {
@@ -70,32 +60,7 @@ public struct PatternIndex<Key: Hashable> {
             }
             return
         }
-        var node = 0
-        for segment in pattern.segments {
-            switch segment {
-            case .literal(let text):
-                if let child = nodes[node].children[text[...]] {
-                    node = child
-                } else {
-                    let child = allocateNode()
-                    nodes[node].children[text[...]] = child
-                    node = child
-                }
-            case .any:
-                if let child = nodes[node].star {
-                    node = child
-                } else {
-                    let child = allocateNode()
-                    nodes[node].star = child
-                    node = child
-                }
-            }
-        }
-        if pattern.matchesTrailingSegments {
-            nodes[node].trailing[key, default: 0] += 1
-        } else {
-            nodes[node].terminal[key, default: 0] += 1
-        }
+        wildcards.insert(pattern, for: key)
     }
 
     /// Removes one occurrence of `pattern` for `key`; a pattern not present is a no-op.
@@ -108,69 +73,43 @@ public struct PatternIndex<Key: Hashable> {
             }
             return
         }
-        var path: [Int] = [0]
-        for segment in pattern.segments {
-            let next: Int?
-            switch segment {
-            case .literal(let text): next = nodes[path.last!].children[text[...]]
-            case .any: next = nodes[path.last!].star
-            }
-            guard let next else { return }
-            path.append(next)
-        }
-        let last = path.last!
-        if pattern.matchesTrailingSegments {
-            guard let count = nodes[last].trailing[key] else { return }
-            nodes[last].trailing[key] = count > 1 ? count - 1 : nil
-        } else {
-            guard let count = nodes[last].terminal[key] else { return }
-            nodes[last].terminal[key] = count > 1 ? count - 1 : nil
-        }
-        // Prune empty nodes bottom-up.
-        var depth = pattern.segments.count
-        while depth > 0, nodes[path[depth]].isEmpty {
-            let parent = path[depth - 1]
-            switch pattern.segments[depth - 1] {
-            case .literal(let text): nodes[parent].children[text[...]] = nil
-            case .any: nodes[parent].star = nil
-            }
-            nodes[path[depth]] = Node()
-            freeNodes.append(path[depth])
-            depth -= 1
-        }
+        wildcards.remove(pattern, for: key)
     }
 
-    /// Calls `body` for every key with a pattern matching `name`, once per matching pattern (a key
-    /// with two matching patterns is reported twice; callers that want each key once deduplicate).
+    /// Calls `body` for every key with a pattern matching `name`: once for its exact pattern and once for its
+    /// wildcard patterns, however many match (callers that want each key once deduplicate).
     public func forEachMatch(of name: String, _ body: (Key) -> Void) {
         if let subscribers = exact.value(for: name) {
             for key in subscribers.keys { body(key) }
         }
-        guard hasWildcards else { return }
-        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
-        visit(0, segments[...], body)
+        guard !wildcards.isEmpty else { return }
+        var name = name
+        _ = name.withUTF8 { wildcards.forEachMatch(ofName: UnsafeRawBufferPointer($0), body) }
     }
 
-    /// `forEachMatch(of:_:)` for the name whose UTF-8 bytes are `name`: exact patterns are found from the bytes
-    /// themselves; a `String` is made only when wildcard patterns exist.
+    /// `forEachMatch(of:_:)` for the name whose UTF-8 bytes are `name`, found from the bytes themselves.
     public func forEachMatch(ofName name: UnsafeRawBufferPointer, _ body: (Key) -> Void) {
+        _ = visitMatches(ofName: name, body)
+    }
+
+    /// `forEachMatch(ofName:_:)`, returning the work its wildcard patterns took (`WildcardIndex.forEachMatch`).
+    private func visitMatches(ofName name: UnsafeRawBufferPointer, _ body: (Key) -> Void) -> Int {
         if let subscribers = exact.value(forName: name) {
             for key in subscribers.keys { body(key) }
         }
-        guard hasWildcards else { return }
-        let segments = String(decoding: name, as: UTF8.self).split(separator: ".", omittingEmptySubsequences: false)
-        visit(0, segments[...], body)
+        guard !wildcards.isEmpty else { return 0 }
+        return wildcards.forEachMatch(ofName: name, body)
     }
 
     /// The keys `forEachMatch(ofName:_:)` reports for `name`, remembered for the next call with the same name
     /// (until a pattern is added or removed), which then costs one comparison of the bytes.
     public mutating func matches(ofName name: UnsafeRawBufferPointer) -> [Key] {
         if cacheIsValid, let cached = cachedName, cached.holds(name) { return cachedKeys }
-        if hasWildcards {
+        if !wildcards.isEmpty {
             var keys: [Key] = []
             swap(&keys, &cachedKeys)
             keys.removeAll(keepingCapacity: true)
-            forEachMatch(ofName: name) { keys.append($0) }
+            matchingWork &+= visitMatches(ofName: name) { keys.append($0) }
             cachedKeys = keys
         } else {
             // Only exact patterns: the answer is the name's own key list, shared rather than copied (emptying and
@@ -185,34 +124,18 @@ public struct PatternIndex<Key: Hashable> {
         return cachedKeys
     }
 
-    /// Whether any wildcard pattern is indexed (the trie's root has anything below it).
-    private var hasWildcards: Bool {
-        nodes[0].children.count > 0 || nodes[0].star != nil || !nodes[0].trailing.isEmpty
-    }
-
-    private func visit(_ index: Int, _ segments: ArraySlice<Substring>, _ body: (Key) -> Void) {
-        let node = nodes[index]
-        guard let segment = segments.first else {
-            for key in node.terminal.keys { body(key) }
-            return
-        }
-        for key in node.trailing.keys { body(key) }
-        let rest = segments.dropFirst()
-        if let child = node.children[segment] { visit(child, rest, body) }
-        if let star = node.star { visit(star, rest, body) }
-    }
+    /// The work of matching wildcard patterns in `matches(ofName:)` since the index was made (shape lookups, `*`
+    /// subtractions, pattern checks), for tests that bound it.
+    private(set) var matchingWork = 0
 
     /// Every exact pattern (a plain name) with at least one key.
     public var exactNames: [String] { exact.names }
 
-    /// The number of trie nodes in use, for tests that check pruning.
-    public var nodeCount: Int { nodes.count - freeNodes.count }
+    /// How many exact patterns have at least one key: `exactNames.count`, in O(1).
+    public var exactNameCount: Int { exact.count }
 
-    private mutating func allocateNode() -> Int {
-        if let index = freeNodes.popLast() { return index }
-        nodes.append(Node())
-        return nodes.count - 1
-    }
+    /// The wildcard shapes and patterns in use, for tests that check removal leaves nothing behind.
+    public var nodeCount: Int { wildcards.footprint }
 }
 
 /// Room for one name's bytes, for `PatternIndex`'s last-name cache: filled in place, so a miss allocates

@@ -93,6 +93,18 @@ struct DaemonOptions {
                 defaultDescription: "\(Limits.defaultMaxSubscriptions)"
             ),
             OptionSpec(
+                long: "max-pattern-cost",
+                valueName: "cost",
+                help: "Segments of wildcard patterns one connection's subscriptions may hold together.",
+                defaultDescription: "\(Limits.defaultMaxPatternCost)"
+            ),
+            OptionSpec(
+                long: "max-names",
+                valueName: "count",
+                help: "Names a NAMES answer may list; past it NAMES is refused with TOO_MANY_NAMES.",
+                defaultDescription: "\(Limits.defaultMaxNames)"
+            ),
+            OptionSpec(
                 long: "max-retained",
                 valueName: "count",
                 help: "Names that may hold a retained value.",
@@ -183,6 +195,9 @@ struct DaemonOptions {
         bounds.maxNameBytes = try arguments.int("max-name-bytes", range: 1...Limits.maxNameBytes) ?? Limits.maxNameBytes
         bounds.maxSubscriptions =
             try arguments.int("max-subscriptions", range: 1...65535) ?? Limits.defaultMaxSubscriptions
+        bounds.maxPatternCost =
+            try arguments.int("max-pattern-cost", range: 1...1_000_000) ?? Limits.defaultMaxPatternCost
+        bounds.maxNames = try arguments.int("max-names", range: 1...1_000_000) ?? Limits.defaultMaxNames
         bounds.maxRetained = try arguments.int("max-retained", range: 0...1_000_000) ?? Limits.defaultMaxRetained
         bounds.maxRetainedBytes =
             try arguments.int("max-retained-bytes", range: 0...(1 << 40)) ?? Limits.defaultMaxRetainedBytes

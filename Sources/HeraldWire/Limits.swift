@@ -11,6 +11,12 @@ public enum Limits {
     public static let defaultMaxPayload = 65536
     /// The default number of subscriptions one connection may hold.
     public static let defaultMaxSubscriptions = 1024
+    /// The default pattern cost (``Pattern/cost``) one connection's subscriptions may hold together: 1024
+    /// wildcard patterns of four segments. It bounds what one connection adds to every post's matching.
+    public static let defaultMaxPatternCost = 4096
+    /// The default number of names one `NAMES` answer may list: about 1 MiB of names at most, sorted in
+    /// milliseconds.
+    public static let defaultMaxNames = 4096
     /// The default number of names with a retained value.
     public static let defaultMaxRetained = 10000
     /// The default bound of the bytes of retained values (names and payloads), in all.

@@ -66,6 +66,14 @@ public struct Pattern: Hashable, Sendable, CustomStringConvertible {
         !matchesTrailingSegments && !segments.contains(.any)
     }
 
+    /// What the pattern costs the daemon to match, charged to its connection against `--max-pattern-cost`
+    /// (wire.md, "Patterns"): 0 for an exact pattern, which is one lookup by name; else its segments, `**`
+    /// included, which bound both its memory and the matching work it adds to a post (a lookup for its shape and
+    /// a step per `*`).
+    public var cost: Int {
+        isExact ? 0 : segments.count + (matchesTrailingSegments ? 1 : 0)
+    }
+
     /// Whether `name` matches. `name` is assumed valid; an invalid name matches nothing useful.
     public func matches(_ name: String) -> Bool {
         var name = name

@@ -33,6 +33,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let slowConsumer = Code(rawValue: 20)
         public static let tooManyRetainedBytes = Code(rawValue: 21)
         public static let tooManyWills = Code(rawValue: 22)
+        public static let patternTooComplex = Code(rawValue: 23)
+        public static let tooManyNames = Code(rawValue: 24)
         public static let helloTimeout = Code(rawValue: 25)
         public static let unknownPlugin = Code(rawValue: 26)
 
@@ -61,6 +63,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case .slowConsumer: "SLOW_CONSUMER"
             case .tooManyRetainedBytes: "TOO_MANY_RETAINED_BYTES"
             case .tooManyWills: "TOO_MANY_WILLS"
+            case .patternTooComplex: "PATTERN_TOO_COMPLEX"
+            case .tooManyNames: "TOO_MANY_NAMES"
             case .helloTimeout: "HELLO_TIMEOUT"
             case .unknownPlugin: "UNKNOWN_PLUGIN"
             default: "ERROR_\(rawValue)"

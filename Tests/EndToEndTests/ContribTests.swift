@@ -7,9 +7,9 @@ import Testing
 struct ContribTests {
     static let heralddFlags = [
         "--socket", "--log-level", "--queue-bytes", "--max-payload", "--max-name-bytes", "--max-subscriptions",
-        "--max-retained", "--max-retained-bytes", "--max-connections", "--max-incomplete-connections",
-        "--hello-timeout-ms", "--max-queued-bytes", "--max-wills", "--max-will-bytes", "--no-send-batching",
-        "--coalesce-us", "--no-plugins", "--version", "--help",
+        "--max-retained", "--max-retained-bytes", "--max-pattern-cost", "--max-names", "--max-connections",
+        "--max-incomplete-connections", "--hello-timeout-ms", "--max-queued-bytes", "--max-wills", "--max-will-bytes",
+        "--no-send-batching", "--coalesce-us", "--no-plugins", "--version", "--help",
     ]
     static let subcommands = ["post", "observe", "wait", "get", "status", "monitor", "names", "plugins", "demo", "help"]
     static let observeFlags = [

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldPosix
 import HeraldWire
 
@@ -85,4 +86,14 @@ final class WireClient: @unchecked Sendable {
 struct TestFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+extension WireClient {
+    /// Reads and discards whatever is there, in a background thread, until the connection goes quiet for a moment.
+    func drainAvailable() {
+        let thread = Thread {
+            while (try? self.receive()) != nil {}
+        }
+        thread.start()
+    }
 }

@@ -31,6 +31,10 @@ private enum FuzzLimits {
     static let maxNameBytes = 200
     static let queueBytes = 4096
     static let maxSubscriptions = 8
+    /// Small, so `PATTERN_TOO_COMPLEX` is reached by two or three wildcard patterns.
+    static let maxPatternCost = 12
+    /// Small, so `TOO_MANY_NAMES` is reached by a few retained names and exact subscriptions.
+    static let maxNames = 6
     static let maxRetained = 8
     /// Under 8 full payloads, so the byte bound is reached before the count.
     static let maxRetainedBytes = 3000
@@ -117,6 +121,8 @@ private struct Harness {
         configuration.bounds.maxNameBytes = FuzzLimits.maxNameBytes
         configuration.bounds.queueBytes = FuzzLimits.queueBytes
         configuration.bounds.maxSubscriptions = FuzzLimits.maxSubscriptions
+        configuration.bounds.maxPatternCost = FuzzLimits.maxPatternCost
+        configuration.bounds.maxNames = FuzzLimits.maxNames
         configuration.bounds.maxRetained = FuzzLimits.maxRetained
         configuration.bounds.maxRetainedBytes = FuzzLimits.maxRetainedBytes
         configuration.bounds.maxWills = FuzzLimits.maxWills
@@ -456,6 +462,22 @@ private struct Harness {
                 require(!broker.isClosing(id), "\(id) wants input while closing")
             }
             auditQueue(slot)
+            // The pattern cost charged is its subscriptions', within the bound.
+            let connection = broker.connections[slot]!
+            let cost = connection.subscriptions.values.reduce(0) { $0 + $1.pattern.cost }
+            require(
+                connection.patternCost == cost,
+                "\(id) is charged \(connection.patternCost), its patterns cost \(cost)"
+            )
+            require(cost <= FuzzLimits.maxPatternCost, "\(id)'s patterns cost \(cost), over the limit")
+            // Coalescing's tombstones are counted exactly, and never at the front.
+            let queue = broker.mailboxes[slot].queue
+            var tombstones = 0
+            for index in 0..<queue.entries.count where queue.entries[index].size == 0 { tombstones += 1 }
+            require(
+                tombstones == queue.coalesce.tombstones,
+                "\(id) holds \(tombstones) tombstones, counts \(queue.coalesce.tombstones)"
+            )
         }
         require(Int(report.connections) == open, "STATUS counts \(report.connections) connections, \(open) are open")
         require(

@@ -16,7 +16,9 @@ struct BrokerHarness {
         maxQueuedBytes: Int = 256 << 20,
         maxRetainedBytes: Int = 64 << 20,
         maxWills: Int = 1024,
-        maxWillBytes: Int = 16 << 20
+        maxWillBytes: Int = 16 << 20,
+        maxPatternCost: Int = Limits.defaultMaxPatternCost,
+        maxNames: Int = Limits.defaultMaxNames
     ) {
         var configuration = Broker.Configuration(ownerUID: 1000, daemonPID: 42, server: "heraldd test", startTime: 5)
         configuration.bounds.queueBytes = queueBytes
@@ -27,6 +29,8 @@ struct BrokerHarness {
         configuration.bounds.maxRetainedBytes = maxRetainedBytes
         configuration.bounds.maxWills = maxWills
         configuration.bounds.maxWillBytes = maxWillBytes
+        configuration.bounds.maxPatternCost = maxPatternCost
+        configuration.bounds.maxNames = maxNames
         broker = Broker(configuration: configuration)
     }
 
