@@ -104,7 +104,7 @@ let package = Package(
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldPosix"]),
         .testTarget(
             name: "HeraldTests",
-            dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd"]
+            dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd", "herald"]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -4,8 +4,7 @@ import Testing
 
 /// `LaunchedDaemon` with stand-in programs written in sh, so what it does with a daemon that never becomes ready, or
 /// exits first, is checked without heraldd. (heraldd itself is started with it by every end-to-end test.)
-/// Serialized: one test changes this process's environment.
-@Suite(.serialized) struct LaunchedDaemonTests {
+struct LaunchedDaemonTests {
     private func script(_ text: String) -> Program {
         // sh -c SCRIPT NAME ARGS...: the launcher's --socket PATH arrive as $1 and $2.
         var program = Program(executable: "/bin/sh")
@@ -56,11 +55,12 @@ import Testing
     }
 
     @Test func theEnvironmentLosesHeraldSocketSoOnlyTheOptionDecides() async throws {
-        setenv("HERALD_SOCKET", "/tmp/should-not-be-seen", 1)
-        defer { unsetenv("HERALD_SOCKET") }
+        // Asked for through `environment`, as a test's own HERALD_SOCKET would come from this process's: changing
+        // this process's environment here would race with the other tests starting processes (it crashed one).
         let daemon = try await LaunchedDaemon.start(
             script(#"echo "stand-in: HERALD_SOCKET=[${HERALD_SOCKET-unset}] ready on $2" >&2; exec sleep 30"#),
-            socketPath: "/tmp/launched-test-socket"
+            socketPath: "/tmp/launched-test-socket",
+            environment: ["HERALD_SOCKET": "/tmp/should-not-be-seen"]
         )
         #expect(daemon.process.stderr.contains("HERALD_SOCKET=[unset]"))
         daemon.process.signal(SIGKILL)
