@@ -11,12 +11,14 @@ struct ReliabilityFloodTests {
     @Test func aFloodingPublisherDoesNotStarveOtherConnections() async throws {
         let daemon = try await TestDaemon.start(arguments: ["--log-level", "notice"])
         let flooding = Atomic<Bool>(true)
+        let pingsDone = Atomic<Bool>(false)
         let flooder = try WireClient.ready(socketPath: daemon.socketPath)
         let frame = Frame.post(.init(name: "flood.nobody.listens", payload: [UInt8](repeating: 7, count: 64))).encoded()
         let chunk = [UInt8]((0..<800).flatMap { _ in frame })
         let thread = Thread {
-            // About 3 million posts: many seconds of work for the daemon, bounded all the same.
-            for _ in 0..<4000 { try? flooder.sendBytes(chunk) }
+            // Until the pings are done, so the two overlap however fast or loaded the machine is; at most about 12
+            // million posts, so the flood is bounded all the same.
+            for _ in 0..<16_000 where !pingsDone.load(ordering: .acquiring) { try? flooder.sendBytes(chunk) }
             flooding.store(false, ordering: .releasing)
         }
         thread.start()
@@ -38,6 +40,7 @@ struct ReliabilityFloodTests {
             return slowest
         }
         let overlapped = flooding.load(ordering: .acquiring)
+        pingsDone.store(true, ordering: .releasing)
         #expect(overlapped, "the flood ended before the pings did, so this run proves nothing; make it larger")
         // Fair reads: a turn of the loop reads each connection at most 64 KiB, so the pinger waits for one turn.
         #expect(slowest < .seconds(2), "a ping took \(slowest) during the flood")
