@@ -1,0 +1,359 @@
+import Foundation
+import HeraldLaunch
+import HeraldTestSupport
+import Testing
+
+/// heraldd supervising real plugin processes (issue 17, "How it is checked"): activation on a subscription, restart
+/// after a crash, `failed` after a crash loop, the CLI's start, stop and restart, and no plugin outliving heraldd.
+/// The plugins are small `/bin/sh` scripts that record their pids in files.
+@Suite(.serialized)
+struct PluginTests {
+    @Test func subscribeActivatedPluginStartsOnTheFirstMatchingSubscriptionAndItsRetainedPostReachesIt() async throws {
+        let bed = try PluginBed()
+        // It waits a second before posting, so the subscription that started it is live (acknowledged) well before
+        // the post: the observer must get the value as a live post, not as a retained value replayed later.
+        let script = try bed.script(
+            "demo",
+            """
+            echo $$ >> $OUT/demo.starts
+            sleep 1
+            "$HERALD" post --retain demo.value answer=42 || exit 1
+            echo posted
+            exec sleep 1000
+            """
+        )
+        try bed.plugin(
+            "demo",
+            exec: script,
+            ["Provides=demo.*", "Activation=subscribe", "Environment=HERALD=\(TestBinaries.path("herald"))"]
+        )
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        try await watcher.waitFor("demo", "inactive") { $0.state == "inactive" }
+
+        // `herald names` says who provides demo.* before anything was posted there.
+        let names = try await run("herald", ["names"], environment: daemon.environment)
+        #expect(names.stdoutLines.contains("demo.*\tprovided by plugin demo"), "\(names.stdout)")
+
+        // Subscriptions that cannot match demo.* start nothing: not the watcher's herald.plugin.*, not these.
+        let other = try ChildProcess(
+            TestBinaries.path("herald"),
+            ["observe", "other.*", "demo.value.more", "dem.*", "--ready"],
+            environment: daemon.environment
+        )
+        try await other.waitForStderrLine(containing: "ready")
+        let post = try await run("herald", ["post", "other.thing"], environment: daemon.environment)
+        #expect(post.status == 0)
+        // The daemon spawns in the turn it handles the SUBSCRIBE, so a later request sees any start.
+        let before = try await PluginProbe.list(daemon)
+        #expect(before["demo"]?.state == "inactive", "\(before)")
+        #expect(before["demo"]?.pid == nil)
+        #expect(bed.pids(in: "demo.starts").isEmpty)
+        #expect(watcher.states(of: "demo").allSatisfy { $0.state == "inactive" }, "\(watcher.states(of: "demo"))")
+
+        // The first matching subscription: acknowledged at once, and the plugin's post reaches it.
+        let clock = ContinuousClock()
+        let subscribed = clock.now
+        let observer = try ChildProcess(
+            TestBinaries.path("herald"),
+            ["observe", "demo.*", "--json", "--count", "1", "--ready"],
+            environment: daemon.environment
+        )
+        try await observer.waitForStderrLine(containing: "ready")
+        let readyAfter = clock.now - subscribed
+        #expect(try await observer.waitForExit(timeout: .seconds(30)) == 0, "\(observer.stderr)")
+        let line = try #require(observer.stdoutLines.first)
+        #expect(line.contains(#""name":"demo.value""#), "\(line)")
+        #expect(line.contains(#""answer":"42""#), "\(line)")
+        #expect(line.contains(#""retained":false"#), "\(line)")
+        print("subscribe-activation: the activating SUBSCRIBE was acknowledged after \(readyAfter)")
+
+        let running = try await watcher.waitFor("demo", "running") { $0.state == "running" }
+        let starts = bed.pids(in: "demo.starts")
+        #expect(starts.count == 1)
+        #expect(running.pid == starts.first)
+        #expect(running.provides == ["demo.*"])
+        #expect(running.activation == "subscribe")
+        // The value is retained: a later reader gets it.
+        let get = try await run("herald", ["get", "demo.value"], environment: daemon.environment)
+        #expect(get.stdout.contains(#""answer":"42""#), "\(get.stdout)")
+        // Its output went to the daemon's log under its name.
+        try await daemon.process.waitForStderrLine(containing: "plugin demo: posted")
+        // A second matching subscription starts nothing more.
+        let again = try await run(
+            "herald",
+            ["observe", "demo.*", "--count", "1"],
+            environment: daemon.environment
+        )
+        #expect(again.status == 0)
+        #expect(bed.pids(in: "demo.starts").count == 1)
+        other.signal(SIGTERM)
+    }
+
+    @Test func pluginKilledWithSIGKILLIsRestartedAndItsStatesShowIt() async throws {
+        let bed = try PluginBed()
+        let script = try bed.script("victim", "echo $$ >> $OUT/victim.starts\nexec sleep 1000")
+        try bed.plugin("victim", exec: script, ["Activation=start"])
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        let first = try await watcher.waitFor("victim", "running") { $0.state == "running" }
+        let firstPID = try #require(first.pid)
+        #expect(bed.pids(in: "victim.starts") == [firstPID])
+        let seen = watcher.states(of: "victim").count
+
+        #expect(kill(firstPID, SIGKILL) == 0)
+        let second = try await watcher.waitFor("victim", "running again") { $0.state == "running" && $0.restarts == 1 }
+        let secondPID = try #require(second.pid)
+        #expect(secondPID != firstPID)
+        #expect(bed.pids(in: "victim.starts") == [firstPID, secondPID])
+        #expect(PluginProbe.isGone(firstPID))
+        #expect(PluginProbe.isRunning(secondPID))
+        // What the states showed after the kill: starting (why: signal 9, no process), then running with a new pid.
+        // (starting is posted twice: once waiting out the backoff, once more as the restart counts.)
+        let after = Array(watcher.states(of: "victim").dropFirst(seen))
+        let states = after.map(\.state).reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+        #expect(states == ["starting", "running"], "\(after)")
+        #expect(after.first?.lastExit == "killed by signal 9 (SIGKILL)", "\(after)")
+        #expect(after.first?.pid == nil)
+        #expect(after.last?.lastExit == "killed by signal 9 (SIGKILL)")
+        let listed = try await PluginProbe.list(daemon)
+        #expect(listed["victim"]?.pid == secondPID)
+        #expect(listed["victim"]?.restarts == 1)
+        try await daemon.process.waitForStderrLine(containing: "plugin victim: pid \(firstPID) killed by signal 9")
+    }
+
+    @Test func whatAPluginStartedGoesWithItWhenItIsKilled() async throws {
+        let bed = try PluginBed()
+        // A helper in the background, as the session hook's dbus-monitor is.
+        let script = try bed.script(
+            "parent",
+            """
+            echo $$ >> $OUT/parent.starts
+            sleep 1000 &
+            echo $! >> $OUT/parent.helpers
+            wait
+            """
+        )
+        try bed.plugin("parent", exec: script, ["Activation=start"])
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        let first = try #require(try await watcher.waitFor("parent", "running") { $0.state == "running" }.pid)
+        #expect(try await eventually { bed.pids(in: "parent.helpers").count == 1 })
+        let firstHelper = try #require(bed.pids(in: "parent.helpers").first)
+
+        #expect(kill(first, SIGKILL) == 0)
+        try await watcher.waitFor("parent", "running again") { $0.state == "running" && $0.restarts == 1 }
+        #expect(try await eventually { bed.pids(in: "parent.helpers").count == 2 })
+        #expect(
+            try await eventually(timeout: .seconds(5)) { PluginProbe.isGone(firstHelper) },
+            "the helper of the killed plugin, pid \(firstHelper), outlived it"
+        )
+        #expect(PluginProbe.isRunning(bed.pids(in: "parent.helpers")[1]))
+        // Whatever happens, leave no helper behind.
+        for helper in bed.pids(in: "parent.helpers") { kill(helper, SIGKILL) }
+    }
+
+    @Test func pluginThatAlwaysExits1FailsAfterFiveTriesAndStaysStoppedCheaply() async throws {
+        let bed = try PluginBed()
+        let script = try bed.script("crash", "echo $$ >> $OUT/crash.starts\necho crashing\nexit 1")
+        try bed.plugin("crash", exec: script, ["Activation=manual"])
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        try await watcher.waitFor("crash", "inactive") { $0.state == "inactive" }
+
+        let cpuBefore = try DaemonProbe.cpuSeconds(of: daemon.pid)
+        let clock = ContinuousClock()
+        let began = clock.now
+        #expect(try await PluginProbe.command(daemon, ["start", "crash"]).status == 0)
+        // 100 + 200 + 400 + 800 ms of backoff between the five tries: well within the minute.
+        let failed = try await watcher.waitFor("crash", "failed", timeout: .seconds(30)) { $0.state == "failed" }
+        let toFailed = clock.now - began
+        #expect(failed.restarts == 4)
+        #expect(failed.lastExit == "exited 1")
+        #expect(failed.pid == nil)
+        #expect(bed.pids(in: "crash.starts").count == 5)
+        // Stays stopped: no sixth start within 2 s, longer than the next backoff (1.6 s) would have been.
+        let sixth = try await eventually(timeout: .seconds(2)) { bed.pids(in: "crash.starts").count > 5 }
+        #expect(!sixth, "\(bed.lines(of: "crash.starts"))")
+        let cpu = try DaemonProbe.cpuSeconds(of: daemon.pid) - cpuBefore
+        print(
+            "crash loop: failed after 5 starts in \(toFailed); heraldd used \(cpu) s of CPU over the episode "
+                + "(\(clock.now - began) including the 2 s watch after failed)"
+        )
+        #expect(cpu < 1.0, "heraldd used \(cpu) s of CPU while its plugin crash-looped")
+        #expect(watcher.states(of: "crash").last?.state == "failed")
+        try await daemon.process.waitForStderrLine(containing: "plugin crash: failed 5 times within 60 s")
+        try await daemon.process.waitForStderrLine(containing: "plugin crash: crashing")
+
+        // `herald plugins restart` clears failed: five fresh tries, then failed again.
+        let failedStates = watcher.states(of: "crash").count
+        #expect(try await PluginProbe.command(daemon, ["restart", "crash"]).status == 0)
+        try await watcher.process.wait(for: "crash failed again", timeout: .seconds(30)) { stdout, _ in
+            stdout.compactMap(PluginState.parse(observed:)).filter { $0.name == "crash" }.dropFirst(failedStates)
+                .contains { $0.state == "failed" }
+        }
+        #expect(bed.pids(in: "crash.starts").count == 10)
+    }
+
+    @Test func startStopAndRestartActOnAKnownPluginAndAnUnknownOneIsAnError() async throws {
+        let bed = try PluginBed()
+        let script = try bed.script("handy", "echo $$ >> $OUT/handy.starts\nexec sleep 1000")
+        try bed.plugin("handy", exec: script, ["Activation=manual", "Description=started by hand"])
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        try await watcher.waitFor("handy", "inactive") { $0.state == "inactive" }
+        #expect(bed.pids(in: "handy.starts").isEmpty)
+
+        #expect(try await PluginProbe.command(daemon, ["start", "handy"]).status == 0)
+        let started = try await watcher.waitForLatest("handy", "running") { $0.state == "running" }
+        let firstPID = try #require(started.pid)
+        #expect(bed.pids(in: "handy.starts") == [firstPID])
+        // Starting a running plugin changes nothing.
+        #expect(try await PluginProbe.command(daemon, ["start", "handy"]).status == 0)
+        #expect(try await PluginProbe.list(daemon)["handy"]?.pid == firstPID)
+
+        #expect(try await PluginProbe.command(daemon, ["stop", "handy"]).status == 0)
+        let stopped = try await watcher.waitForLatest("handy", "stopped") { $0.state == "stopped" }
+        #expect(stopped.lastExit == "killed by signal 15 (SIGTERM)")
+        #expect(stopped.restarts == 0)
+        #expect(try await eventually { PluginProbe.isGone(firstPID) })
+
+        #expect(try await PluginProbe.command(daemon, ["restart", "handy"]).status == 0)
+        let restarted = try await watcher.waitForLatest("handy", "running again") { $0.state == "running" }
+        let secondPID = try #require(restarted.pid)
+        #expect(secondPID != firstPID)
+        // Restarting a running plugin stops it and starts a new process.
+        #expect(try await PluginProbe.command(daemon, ["restart", "handy"]).status == 0)
+        let third = try await watcher.waitForLatest("handy", "running a third time") {
+            $0.state == "running" && $0.pid != secondPID
+        }
+        #expect(try await eventually { PluginProbe.isGone(secondPID) })
+        #expect(bed.pids(in: "handy.starts") == [firstPID, secondPID, try #require(third.pid)])
+        // Starts people asked for are not restarts.
+        #expect(third.restarts == 0)
+
+        for action in ["start", "stop", "restart"] {
+            let unknown = try await PluginProbe.command(daemon, [action, "nope"])
+            #expect(unknown.status == 1)
+            #expect(unknown.stderr.contains("UNKNOWN_PLUGIN"), "\(unknown.stderr)")
+            #expect(unknown.stderr.contains("no plugin called nope"), "\(unknown.stderr)")
+        }
+        let usage = try await PluginProbe.command(daemon, ["start"])
+        #expect(usage.status == 64)
+    }
+
+    @Test func sigtermStopsEveryPluginWithSIGTERMWithinTwoSecondsAndTheDaemonExitsZero() async throws {
+        let bed = try PluginBed()
+        for name in ["polite1", "polite2"] {
+            // The trap runs once `wait` returns, which SIGTERM makes it do at once.
+            let script = try bed.script(
+                name,
+                """
+                trap 'echo "$$" > $OUT/\(name).term; exit 0' TERM
+                echo $$ >> $OUT/\(name).starts
+                sleep 1000 &
+                wait
+                """
+            )
+            try bed.plugin(name, exec: script, ["Activation=start"])
+        }
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        var pids: [Int32] = []
+        for name in ["polite1", "polite2"] {
+            let running = try await watcher.waitFor(name, "running") { $0.state == "running" }
+            pids.append(try #require(running.pid))
+        }
+        // Timed from /proc, not from Foundation's report of the exit, which a loaded machine can delay by seconds.
+        let clock = ContinuousClock()
+        let signalled = clock.now
+        daemon.process.signal(SIGTERM)
+        // Every plugin is gone within 2 s (plus slack for this loaded machine), and heraldd with them.
+        let pluginsGone = try await eventually(timeout: .seconds(3)) { pids.allSatisfy(PluginProbe.isGone) }
+        let goneAfter = clock.now - signalled
+        #expect(pluginsGone, "still running: \(pids.filter(PluginProbe.isRunning))")
+        #expect(try await eventually(timeout: .seconds(5)) { PluginProbe.isGone(daemon.pid) })
+        let exitedAfter = clock.now - signalled
+        print("SIGTERM: plugins gone after \(goneAfter), heraldd exited after \(exitedAfter)")
+        #expect(try await daemon.process.waitForExit(timeout: .seconds(10)) == 0)
+        for (name, pid) in zip(["polite1", "polite2"], pids) {
+            #expect(bed.lines(of: "\(name).term") == ["\(pid)"], "\(name) got no SIGTERM")
+        }
+        #expect(daemon.process.stderr.contains("stopping 2 plugin(s)"))
+        #expect(daemon.process.stderr.contains("every plugin has exited"))
+        #expect(!daemon.process.stderr.contains("sent SIGKILL"))
+    }
+
+    @Test func aPluginIgnoringSIGTERMIsKilledAfterTwoSecondsAndTheDaemonStillExitsZero() async throws {
+        let bed = try PluginBed()
+        let polite = try bed.script(
+            "polite",
+            """
+            trap 'echo "$$" > $OUT/polite.term; exit 0' TERM
+            sleep 1000 &
+            wait
+            """
+        )
+        try bed.plugin("polite", exec: polite, ["Activation=start"])
+        // SIGTERM ignored, and the ignoring inherited through exec: only SIGKILL ends it.
+        let stubborn = try bed.script("stubborn", "trap '' TERM\nexec sleep 1000")
+        try bed.plugin("stubborn", exec: stubborn, ["Activation=start"])
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        let politePID = try #require(try await watcher.waitFor("polite", "running") { $0.state == "running" }.pid)
+        let stubbornPID = try #require(try await watcher.waitFor("stubborn", "running") { $0.state == "running" }.pid)
+
+        let clock = ContinuousClock()
+        let signalled = clock.now
+        daemon.process.signal(SIGTERM)
+        let daemonGone = try await eventually(timeout: .seconds(8)) { PluginProbe.isGone(daemon.pid) }
+        let exitedAfter = clock.now - signalled
+        print("SIGTERM with a plugin ignoring it: heraldd exited after \(exitedAfter)")
+        #expect(daemonGone)
+        // It waited for the SIGKILL deadline, and not much longer.
+        #expect(exitedAfter >= .milliseconds(1900))
+        #expect(exitedAfter < .seconds(5))
+        #expect(try await daemon.process.waitForExit(timeout: .seconds(15)) == 0)
+        #expect(PluginProbe.isGone(stubbornPID))
+        #expect(PluginProbe.isGone(politePID))
+        #expect(bed.lines(of: "polite.term") == ["\(politePID)"])
+        #expect(
+            daemon.process.stderr.contains("plugin stubborn: pid \(stubbornPID) still running 2 s after SIGTERM"),
+            "\(daemon.process.stderr)"
+        )
+        #expect(daemon.process.stderr.contains("killed by signal 9 (SIGKILL) after being stopped"))
+    }
+
+    @Test func sigkillOfTheDaemonLeavesNoPluginRunningAfterThreeSeconds() async throws {
+        let bed = try PluginBed()
+        // Plugins that would run forever: ones that exec into a long sleep, and a shell that traps SIGTERM.
+        for name in ["sleeper1", "sleeper2"] {
+            let script = try bed.script(name, "echo $$ >> $OUT/\(name).starts\nexec sleep 1000")
+            try bed.plugin(name, exec: script, ["Activation=start"])
+        }
+        let trapper = try bed.script(
+            "trapper",
+            """
+            trap 'exit 0' TERM
+            while :; do sleep 1; done
+            """
+        )
+        try bed.plugin("trapper", exec: trapper, ["Activation=start"])
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        var pids: [Int32] = []
+        for name in ["sleeper1", "sleeper2", "trapper"] {
+            pids.append(try #require(try await watcher.waitFor(name, "running") { $0.state == "running" }.pid))
+        }
+        #expect(pids.allSatisfy(PluginProbe.isRunning))
+
+        let clock = ContinuousClock()
+        let killed = clock.now
+        daemon.process.signal(SIGKILL)
+        #expect(try await daemon.process.waitForExit(timeout: .seconds(10)) == SIGKILL)
+        let gone = try await eventually(timeout: .seconds(3)) { pids.allSatisfy(PluginProbe.isGone) }
+        let after = clock.now - killed
+        print("SIGKILL of heraldd: its plugins gone after \(after)")
+        #expect(gone, "still running: \(pids.filter(PluginProbe.isRunning))")
+    }
+}
