@@ -122,6 +122,67 @@ struct PluginTests {
         try await daemon.process.waitForStderrLine(containing: "plugin victim: pid \(firstPID) killed by signal 9")
     }
 
+    @Test func aPluginRunsWithTheDaemonsSocketItsNameItsEnvironmentAndWorkingDirectoryAndStdinFromDevNull()
+        async throws
+    {
+        let bed = try PluginBed()
+        let work = bed.directory.file("work dir")
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
+        let script = try bed.script(
+            "env",
+            """
+            {
+                echo "socket=$HERALD_SOCKET"
+                echo "plugin=$HERALD_PLUGIN"
+                echo "greeting=$GREETING"
+                echo "inherited=$FROM_DAEMON"
+                echo "cwd=$(pwd)"
+                echo "stdin=$(readlink /proc/$$/fd/0)"
+                echo "args=$#:$1:$2"
+            } > "$OUT/$HERALD_PLUGIN.env"
+            exec sleep 1000
+            """
+        )
+        // A bare program name, looked up in heraldd's PATH, with a quoted argument.
+        try bed.plugin(
+            "env",
+            exec: "sh \(script) \"two words\" 'and more'",
+            [
+                "Activation=start", "Environment=GREETING=hello there", "Environment=GREETING=hi",
+                "WorkingDirectory=\(work)",
+            ]
+        )
+        let daemon = try await bed.startDaemon(environment: [
+            "FROM_DAEMON": "yes", "HERALD_SOCKET": "/nonexistent", "HERALD_PLUGIN": "wrong",
+        ])
+        let watcher = try await PluginWatcher.start(daemon)
+        try await watcher.waitFor("env", "running") { $0.state == "running" }
+        #expect(try await eventually { bed.lines(of: "env.env").count == 7 })
+        #expect(
+            bed.lines(of: "env.env") == [
+                "socket=\(daemon.socketPath)", "plugin=env", "greeting=hi", "inherited=yes", "cwd=\(work)",
+                "stdin=/dev/null", "args=2:two words:and more",
+            ]
+        )
+    }
+
+    @Test(arguments: [("on-failure", 0, "stopped"), ("no", 1, "failed"), ("no", 0, "stopped")])
+    func aPluginThatExitsIsLeftAsItsRestartPolicySays(restart: String, code: Int, state: String) async throws {
+        let bed = try PluginBed()
+        let script = try bed.script("once", "echo $$ >> $OUT/once.starts\nexit \(code)")
+        try bed.plugin("once", exec: script, ["Activation=start", "Restart=\(restart)"])
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        let ended = try await watcher.waitForLatest("once", state) { $0.state == state }
+        #expect(ended.lastExit == "exited \(code)")
+        #expect(ended.restarts == 0)
+        // Not started again: no second start within 1 s, ten times the first restart delay.
+        let again = try await eventually(timeout: .seconds(1)) { bed.pids(in: "once.starts").count > 1 }
+        #expect(!again)
+        #expect(bed.pids(in: "once.starts").count == 1)
+        #expect(try await PluginProbe.list(daemon)["once"]?.state == state)
+    }
+
     @Test func whatAPluginStartedGoesWithItWhenItIsKilled() async throws {
         let bed = try PluginBed()
         // A helper in the background, as the session hook's dbus-monitor is.
