@@ -185,7 +185,12 @@ struct PluginWatcher {
 enum PluginProbe {
     /// `herald plugins --json`, by plugin name.
     static func list(_ daemon: TestDaemon) async throws -> [String: PluginState] {
-        let result = try await run("herald", ["plugins", "--json"], environment: daemon.environment)
+        try await list(environment: daemon.environment)
+    }
+
+    /// `herald plugins --json` with `environment` (`HERALD_SOCKET`), by plugin name.
+    static func list(environment: [String: String?]) async throws -> [String: PluginState] {
+        let result = try await run("herald", ["plugins", "--json"], environment: environment)
         guard result.status == 0,
             let array = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
         else { throw TestFailure("herald plugins --json: status \(result.status): \(result.stdout) \(result.stderr)") }

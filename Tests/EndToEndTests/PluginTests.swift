@@ -418,3 +418,43 @@ struct PluginTests {
         #expect(gone, "still running: \(pids.filter(PluginProbe.isRunning))")
     }
 }
+
+/// heraldd started with a low soft descriptor limit, as a desktop session gives it (1024, with a hard limit far
+/// above): it raises its own limit to the hard one, and gives its plugins back the one it was started with.
+@Suite(.serialized)
+struct PluginDescriptorLimitTests {
+    @Test func aPluginStartsWhileTheDaemonHoldsMoreDescriptorsThanThePluginsLimit() async throws {
+        let bed = try PluginBed()
+        let script = try bed.script("late", "echo $$ >> $OUT/late.starts\necho \"limit=$(ulimit -n)\"\nexec sleep 1000")
+        try bed.plugin("late", exec: script, ["Activation=manual"])
+        let socket = bed.directory.file("socket")
+        let daemon = try ChildProcess(
+            "/bin/sh",
+            [
+                "-c", #"ulimit -Sn 64 && exec "$0" "$@""#, TestBinaries.path("heraldd"), "--socket", socket,
+                "--log-level", "debug",
+            ],
+            environment: bed.daemonEnvironment
+        )
+        defer { daemon.signal(SIGKILL) }
+        try await daemon.waitForStderrLine(containing: "ready on")
+        let environment: [String: String?] = ["HERALD_SOCKET": socket]
+        // More connections than the plugin's limit of 64 descriptors: the daemon holds a descriptor for each.
+        var clients: [WireClient] = []
+        for _ in 0..<80 { clients.append(try WireClient.ready(socketPath: socket)) }
+        #expect(try DaemonProbe.descriptorCount(of: daemon.pid) > 80)
+
+        let start = try await run("herald", ["plugins", "start", "late"], environment: environment)
+        #expect(start.status == 0, "\(start.stderr)")
+        var listed: [String: PluginState] = [:]
+        let running = try await eventually {
+            listed = try await PluginProbe.list(environment: environment)
+            return ["running", "failed"].contains(listed["late"]?.state)
+        }
+        #expect(running && listed["late"]?.state == "running", "\(listed)")
+        #expect(bed.pids(in: "late.starts").count == 1)
+        // The plugin got the limit heraldd was started with.
+        try await daemon.waitForStderrLine(containing: "plugin late: limit=64")
+        withExtendedLifetime(clients) {}
+    }
+}
