@@ -223,6 +223,7 @@ struct PluginTests {
         try await watcher.waitFor("crash", "inactive") { $0.state == "inactive" }
 
         let cpuBefore = try DaemonProbe.cpuSeconds(of: daemon.pid)
+        let preciseBefore = try DaemonProbe.cpuSecondsPrecisely(of: daemon.pid)
         let clock = ContinuousClock()
         let began = clock.now
         #expect(try await PluginProbe.command(daemon, ["start", "crash"]).status == 0)
@@ -237,9 +238,10 @@ struct PluginTests {
         let sixth = try await eventually(timeout: .seconds(2)) { bed.pids(in: "crash.starts").count > 5 }
         #expect(!sixth, "\(bed.lines(of: "crash.starts"))")
         let cpu = try DaemonProbe.cpuSeconds(of: daemon.pid) - cpuBefore
+        let precise = try DaemonProbe.cpuSecondsPrecisely(of: daemon.pid) - preciseBefore
         print(
-            "crash loop: failed after 5 starts in \(toFailed); heraldd used \(cpu) s of CPU over the episode "
-                + "(\(clock.now - began) including the 2 s watch after failed)"
+            "crash loop: failed after 5 starts in \(toFailed); heraldd used \(Int(precise * 1e6)) µs of CPU "
+                + "(utime+stime \(cpu) s) over the episode (\(clock.now - began) including the 2 s watch after failed)"
         )
         #expect(cpu < 1.0, "heraldd used \(cpu) s of CPU while its plugin crash-looped")
         #expect(watcher.states(of: "crash").last?.state == "failed")
