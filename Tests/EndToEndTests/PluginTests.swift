@@ -222,6 +222,7 @@ struct PluginTests {
         let watcher = try await PluginWatcher.start(daemon)
         try await watcher.waitFor("crash", "inactive") { $0.state == "inactive" }
 
+        let descriptorsBefore = try DaemonProbe.descriptorCount(of: daemon.pid)
         let cpuBefore = try DaemonProbe.cpuSeconds(of: daemon.pid)
         let preciseBefore = try DaemonProbe.cpuSecondsPrecisely(of: daemon.pid)
         let clock = ContinuousClock()
@@ -244,6 +245,13 @@ struct PluginTests {
                 + "(utime+stime \(cpu) s) over the episode (\(clock.now - began) including the 2 s watch after failed)"
         )
         #expect(cpu < 1.0, "heraldd used \(cpu) s of CPU while its plugin crash-looped")
+        // Five children started and gone leave no descriptor behind (their output pipes are closed).
+        var descriptors = 0
+        let settled = try await eventually {
+            descriptors = try DaemonProbe.descriptorCount(of: daemon.pid)
+            return descriptors == descriptorsBefore
+        }
+        #expect(settled, "heraldd held \(descriptorsBefore) descriptors before the crash loop, \(descriptors) after")
         #expect(watcher.states(of: "crash").last?.state == "failed")
         try await daemon.process.waitForStderrLine(containing: "plugin crash: failed 5 times within 60 s")
         try await daemon.process.waitForStderrLine(containing: "plugin crash: crashing")
