@@ -140,3 +140,31 @@ struct PluginFolderTests {
         #expect(daemon.process.stderr.contains("reloading the plugin folders"))
     }
 }
+
+extension PluginFolderTests {
+    @Test func reloadStopsAPluginWhoseFileBecameUntrustedAndShowsWhy() async throws {
+        let bed = try PluginBed()
+        let sleeper = try bed.script("sleeper", "echo $$ >> $OUT/$HERALD_PLUGIN.starts\nexec sleep 1000")
+        let file = try bed.plugin("turned", exec: sleeper, ["Activation=start"])
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        let running = try await watcher.waitFor("turned", "running") { $0.state == "running" }
+        let pid = try #require(running.pid)
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: file)
+        #expect(try await PluginProbe.command(daemon, ["reload"]).status == 0)
+        let refused = try await watcher.waitForLatest("turned", "refused") { $0.state == "refused" }
+        #expect(refused.reason == "writable by group or others (mode 0666)")
+        #expect(refused.pid == nil)
+        #expect(try await eventually { PluginProbe.isGone(pid) })
+        #expect(bed.pids(in: "turned.starts") == [pid])
+
+        // Trusted again, it loads and starts again.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        #expect(try await PluginProbe.command(daemon, ["reload"]).status == 0)
+        let again = try await watcher.waitForLatest("turned", "running again") { $0.state == "running" }
+        #expect(again.pid != pid)
+        #expect(again.reason == nil)
+        #expect(bed.pids(in: "turned.starts").count == 2)
+    }
+}
