@@ -183,6 +183,26 @@ struct PluginTests {
         #expect(try await PluginProbe.list(daemon)["once"]?.state == state)
     }
 
+    @Test func aPluginWithRestartAlwaysIsRestartedAfterCleanExitsAndNeverFails() async throws {
+        let bed = try PluginBed()
+        let script = try bed.script("again", "echo $$ >> $OUT/again.starts\nexit 0")
+        try bed.plugin("again", exec: script, ["Activation=start", "Restart=always"])
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        // Six starts take 100 + 200 + 400 + 800 + 1600 ms of backoff: past the five that fail a failing plugin.
+        #expect(try await eventually(timeout: .seconds(20)) { bed.pids(in: "again.starts").count >= 6 })
+        try await watcher.waitFor("again", "restarted 5 times") { $0.restarts >= 5 }
+        let states = watcher.states(of: "again")
+        #expect(!states.contains { $0.state == "failed" }, "\(states)")
+        #expect(states.contains { $0.lastExit == "exited 0" })
+        // Stopping it ends the restarts.
+        #expect(try await PluginProbe.command(daemon, ["stop", "again"]).status == 0)
+        try await watcher.waitForLatest("again", "stopped") { $0.state == "stopped" }
+        let count = bed.pids(in: "again.starts").count
+        let more = try await eventually(timeout: .seconds(4)) { bed.pids(in: "again.starts").count > count }
+        #expect(!more)
+    }
+
     @Test func whatAPluginStartedGoesWithItWhenItIsKilled() async throws {
         let bed = try PluginBed()
         // A helper in the background, as the session hook's dbus-monitor is.
