@@ -203,6 +203,24 @@ struct PluginTests {
         #expect(!more)
     }
 
+    @Test func theDaemonKnowsAPluginsConnectionByItsKernelPid() async throws {
+        let bed = try PluginBed()
+        // exec keeps the pid: the connection comes from the very process heraldd started.
+        let script = try bed.script("direct", "exec \"$HERALD\" observe direct.nothing")
+        try bed.plugin(
+            "direct",
+            exec: script,
+            ["Activation=start", "Environment=HERALD=\(TestBinaries.path("herald"))"]
+        )
+        let daemon = try await bed.startDaemon()
+        let watcher = try await PluginWatcher.start(daemon)
+        let running = try await watcher.waitFor("direct", "running") { $0.state == "running" }
+        let pid = try #require(running.pid)
+        try await daemon.process.waitForStderrLine(containing: "is plugin direct (pid \(pid))")
+        // Other clients are not taken for it.
+        #expect(daemon.process.stderrLines.filter { $0.contains(" is plugin ") }.count == 1)
+    }
+
     @Test func whatAPluginStartedGoesWithItWhenItIsKilled() async throws {
         let bed = try PluginBed()
         // A helper in the background, as the session hook's dbus-monitor is.
