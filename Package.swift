@@ -111,7 +111,7 @@ let package = Package(
             dependencies: [
                 "Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd", "herald",
                 "herald-example",
-                "herald-chat-server", "herald-chat", "herald-bench", "ChatCore",
+                "herald-chat-server", "herald-chat", "herald-bench", "ChatCore", "HeraldPlugins",
             ]
         ),
     ],

@@ -33,6 +33,7 @@ int herald_raise_descriptor_limit(uint64_t *soft, uint64_t *hard) {
                 raised.rlim_cur /= 2;
             }
         } else {
+            raised.rlim_cur = limit.rlim_max;
             (void)setrlimit(RLIMIT_NOFILE, &raised);
         }
         // Whatever happened, report what is in force now.

@@ -49,6 +49,13 @@ extension Daemon {
     /// SIGCHLD: collects every child that exited.
     mutating func childrenExited() {
         for (pid, status) in ChildProcesses.reapExited() {
+            // The plugin led a process group of its own (setsid at spawn). What it left running there, such as the
+            // session hook's dbus-monitor when the hook is killed, goes with it, as systemd ends what a service
+            // leaves behind; otherwise every crash and restart leaks those processes. The group's members keep its
+            // id in use, so the signal reaches no one else; an empty group is ESRCH, which is ignored.
+            if plugins.supervisor.plugin(withPID: pid) != nil {
+                ChildProcesses.send(SIGKILL, to: -pid)
+            }
             let exit: ProcessExit
             switch status {
             case .exited(let code): exit = .exited(code)
