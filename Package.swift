@@ -43,8 +43,8 @@ let package = Package(
         ),
         .executableTarget(name: "heraldd", dependencies: ["HeraldDaemon"], swiftSettings: strict),
         // Starting Herald's programs as child processes and waiting until they are ready: the one way both
-        // `herald demo` and the end-to-end tests start a daemon. Foundation's Process, never used by the daemon.
-        .target(name: "HeraldLaunch", swiftSettings: strict),
+        // `herald demo` and the end-to-end tests start a daemon. Linked by herald and the tests, never by heraldd.
+        .target(name: "HeraldLaunch", dependencies: ["HeraldPosix"], swiftSettings: strict),
         // `herald demo` links the daemon, the chat server and the chat client, and runs each as a hidden role of
         // its own binary, so `swift run herald demo` on a fresh clone needs no other product built.
         .executableTarget(

@@ -65,14 +65,17 @@ int herald_descriptor_limit(uint64_t *soft, uint64_t *hard) {
 // Only async-signal-safe calls between fork and execve: the daemon may have other threads (io_uring's are the
 // kernel's, but a library's could be anywhere), and only the forking thread exists in the child.
 static void herald_spawn_child(const char *path, char *const argv[], char *const envp[], const char *cwd,
-                               int stdout_fd, int stderr_fd, uint64_t nofile_soft, pid_t parent, int report) {
+                               int stdin_fd, int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags,
+                               pid_t parent, int report) {
     int error;
     (void)setsid();
+    if (flags & HERALD_SPAWN_DIE_WITH_PARENT) {
 #ifdef __linux__
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) goto failed;
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) goto failed;
 #endif
-    // The daemon may have died between fork and prctl: then nobody would kill us later.
-    if (getppid() != parent) _exit(127);
+        // The parent may have died between fork and prctl: then nobody would kill us later.
+        if (getppid() != parent) _exit(127);
+    }
     sigset_t none;
     sigemptyset(&none);
     if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) goto failed;
@@ -83,9 +86,11 @@ static void herald_spawn_child(const char *path, char *const argv[], char *const
     for (int number = 1; number < NSIG; number++) {
         (void)sigaction(number, &standard, NULL);  // EINVAL for SIGKILL, SIGSTOP and the libc's own: fine
     }
-    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null < 0) goto failed;
-    if (dup2(null, 0) < 0 || dup2(stdout_fd, 1) < 0 || dup2(stderr_fd, 2) < 0) goto failed;
+    if (stdin_fd < 0) {
+        stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (stdin_fd < 0) goto failed;
+    }
+    if (dup2(stdin_fd, 0) < 0 || dup2(stdout_fd, 1) < 0 || dup2(stderr_fd, 2) < 0) goto failed;
     // Lowered only now: with many connections open, the lowest free descriptor (for /dev/null above) may be past
     // the limit the child gets back, which would make that open fail with EMFILE. Descriptors past the limit stay
     // valid until exec closes them (they are close-on-exec).
@@ -105,8 +110,8 @@ failed:
     _exit(127);
 }
 
-pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdout_fd,
-                   int stderr_fd, uint64_t nofile_soft) {
+pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
+                   int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags) {
     int report[2];
 #ifdef __linux__
     if (pipe2(report, O_CLOEXEC) < 0) return -1;
@@ -126,7 +131,8 @@ pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], con
     }
     if (child == 0) {
         close(report[0]);
-        herald_spawn_child(path, argv, envp, cwd, stdout_fd, stderr_fd, nofile_soft, parent, report[1]);
+        herald_spawn_child(path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft, flags, parent,
+                           report[1]);
     }
     close(report[1]);
     // End of file means the exec succeeded (the pipe was close-on-exec); four bytes are the child's errno.
@@ -163,7 +169,24 @@ pid_t herald_reap_child(pid_t which, int32_t *code, int32_t *signal) {
     return pid;
 }
 
-int herald_pipe_nonblocking_read(int fds[2]) {
+pid_t herald_wait_child(pid_t which, int32_t *code, int32_t *signal) {
+    int status = 0;
+    pid_t pid;
+    do {
+        pid = waitpid(which, &status, 0);
+    } while (pid < 0 && errno == EINTR);
+    if (pid <= 0) return pid;
+    if (WIFSIGNALED(status)) {
+        *code = 0;
+        *signal = WTERMSIG(status);
+    } else {
+        *code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+        *signal = 0;
+    }
+    return pid;
+}
+
+int herald_pipe(int fds[2], int nonblocking_read) {
 #ifdef __linux__
     if (pipe2(fds, O_CLOEXEC) < 0) return -1;
 #else
@@ -171,6 +194,7 @@ int herald_pipe_nonblocking_read(int fds[2]) {
     (void)fcntl(fds[0], F_SETFD, FD_CLOEXEC);
     (void)fcntl(fds[1], F_SETFD, FD_CLOEXEC);
 #endif
+    if (!nonblocking_read) return 0;
     int flags = fcntl(fds[0], F_GETFL);
     if (flags < 0 || fcntl(fds[0], F_SETFL, flags | O_NONBLOCK) < 0) {
         int error = errno;

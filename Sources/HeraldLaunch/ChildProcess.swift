@@ -1,4 +1,5 @@
 import Foundation
+import HeraldPosix
 import Synchronization
 
 /// A child process whose stdout and stderr are collected line by line, for `herald demo` and the end-to-end tests.
@@ -37,40 +38,56 @@ public final class ChildProcess: Sendable {
         let mutex = Mutex(State())
     }
 
-    private let process: Process
     private let box = Box()
-    private let stdinPipe = Pipe()
+    /// The write end of the child's stdin, until `closeStdin()`; -1 once closed.
+    private let stdin: Mutex<Int32>
     /// The child's process id.
     public let pid: Int32
     /// The executable and arguments, for messages.
     public let commandLine: String
 
-    /// Starts `executable` with `arguments`; `environment` entries are added to (or, with a nil value,
-    /// removed from) this process's environment.
+    /// Starts `executable` (an absolute path) with `arguments`; `environment` entries are added to (or, with a nil
+    /// value, removed from) this process's environment.
+    ///
+    /// The child is forked by HeraldPosix's `ChildProcesses.spawn`, not Foundation's `Process`: in Swift 6.3.1
+    /// `Process.run()` on Linux crashes now and then (a 256-byte over-read of each `/proc/self/fd` entry, fixed
+    /// upstream in swift-corelibs-foundation #5472), and a test run that starts hundreds of processes met it. The
+    /// child leads a session of its own, starts with no signal blocked or ignored (the threads of Swift's
+    /// concurrency pool block several, and a child would inherit that mask), and has its stdin, stdout and stderr
+    /// on pipes.
+    ///
+    /// - Throws: `SystemError` when the pipes cannot be made or the program cannot be started.
     public init(_ executable: String, _ arguments: [String] = [], environment: [String: String?] = [:]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = stdinPipe
-        self.process = process
+        // A socket rather than a pipe for stdin: writes to it use MSG_NOSIGNAL, so a child that exits before reading
+        // costs this process no SIGPIPE (the test runner does not ignore it).
+        let input = try UnixSocket.pair()
+        let out = try ChildProcesses.makeBlockingPipe()
+        let err = try ChildProcesses.makeBlockingPipe()
+        let pid = try ChildProcesses.spawn(
+            executable: executable,
+            arguments: [executable] + arguments,
+            environment: env.map { "\($0.key)=\($0.value)" },
+            workingDirectory: nil,
+            standardOutput: out.writeEnd,
+            standardError: err.writeEnd,
+            standardInput: input.second.rawValue,
+            diesWithParent: false
+        )
+        self.pid = pid
         self.commandLine = ([executable] + arguments).joined(separator: " ")
+        let parentEnd = input.first
+        stdin = Mutex(parentEnd.release())
         let state = self.box
-        // Plain threads blocking in read(2) until end of file: no dispatch sources to tear down while another
-        // thread reads the same pipe, which raced inside libdispatch.
-        // read(2) directly, retrying EINTR: stopping or continuing a child sends this process SIGCHLD, which can
-        // interrupt the read, and FileHandle.availableData reports that as an empty read, indistinguishable from
-        // end of file.
-        for (pipe, path) in [(out, \State.stdout), (err, \State.stderr)] {
-            let handle = pipe.fileHandleForReading
+        // Plain threads blocking in read(2) until end of file: no dispatch sources to tear down while another thread
+        // reads the same pipe, which raced inside libdispatch. EINTR is retried (a stopped or continued child sends
+        // this process SIGCHLD).
+        for (descriptor, path) in [
+            (out.closingWriteEnd().release(), \State.stdout),
+            (err.closingWriteEnd().release(), \State.stderr),
+        ] {
             let thread = Thread {
-                let descriptor = handle.fileDescriptor
                 var buffer = [UInt8](repeating: 0, count: 65536)
                 while true {
                     let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
@@ -78,21 +95,15 @@ public final class ChildProcess: Sendable {
                     if count <= 0 { break }
                     ChildProcess.collect(Data(buffer[0..<count]), into: path, state: state)
                 }
+                close(descriptor)
                 ChildProcess.finishOutput(path, state: state)
-                withExtendedLifetime(handle) {}
             }
             thread.start()
         }
-        process.terminationHandler = { process in
-            ChildProcess.terminated(status: process.terminationStatus, state: state)
-        }
-        try Self.runWithNoSignalsBlocked(process)
-        self.pid = process.processIdentifier
     }
 
-    /// The process has exited with `status`: reported by Foundation's termination handler, or found by
-    /// ``peekExit()`` when that handler is late or never comes (seen in loaded test runs: a zombie child that
-    /// Foundation did not reap for minutes).
+    /// The process has exited with `status` (its exit code, or the number of the signal that killed it), as
+    /// ``reapIfExited()`` found.
     private static func terminated(status: Int32, state box: Box) {
         let (waiters, first) = box.mutex.withLock { state in
             let first = state.terminationStatus == nil
@@ -111,38 +122,15 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// Looks whether the process has exited without reaping it (`waitid` with `WNOWAIT`), and reports the exit if
-    /// so, with the status Foundation would give: the exit code, or the number of the signal that killed it.
-    /// Reaping stays Foundation's.
-    private func peekExit() {
+    /// Reaps the process if it has exited, and reports the exit. Every wait calls it each time it wakes (at least
+    /// every 100 ms), so an exit is seen without a thread per child.
+    private func reapIfExited() {
         guard box.mutex.withLock({ $0.terminationStatus == nil }) else { return }
-        var info = siginfo_t()
-        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
-            info._sifields._sigchld.si_pid == pid
-        else { return }
-        ChildProcess.terminated(status: info._sifields._sigchld.si_status, state: box)
-    }
-
-    /// Starts `process` from a thread that blocks no signal, so the child starts with none blocked, as it would from a
-    /// shell or systemd.
-    ///
-    /// A child inherits the signal mask of the thread that spawns it, and the threads of Swift's concurrency pool and
-    /// libdispatch block SIGHUP, SIGUSR1, SIGUSR2, SIGALRM and more: a daemon spawned from one of them would never see
-    /// those signals, and a test sending them would prove nothing.
-    private static func runWithNoSignalsBlocked(_ process: Process) throws {
-        let outcome = Mutex<Result<Void, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            var none = sigset_t()
-            sigemptyset(&none)
-            pthread_sigmask(SIG_SETMASK, &none, nil)
-            let result = Result { try process.run() }
-            outcome.withLock { $0 = result }
-            done.signal()
+        guard let exit = ChildProcesses.reapIfExited(pid) else { return }
+        switch exit {
+        case .exited(let code): ChildProcess.terminated(status: code, state: box)
+        case .killed(let signal): ChildProcess.terminated(status: signal, state: box)
         }
-        thread.start()
-        done.wait()
-        try outcome.withLock { $0! }.get()
     }
 
     private static func collect(_ data: Data, into path: KeyPath<State, Output>, state box: Box) {
@@ -203,7 +191,7 @@ public final class ChildProcess: Sendable {
     public var stderr: String { box.mutex.withLock { String(decoding: $0.stderr.bytes, as: UTF8.self) } }
     /// The exit status, once the process has exited (a signal shows as its number, as Foundation reports).
     public var exitStatus: Int32? {
-        peekExit()
+        reapIfExited()
         return box.mutex.withLock { $0.exitStatus }
     }
 
@@ -217,7 +205,7 @@ public final class ChildProcess: Sendable {
     ) async throws {
         let deadline = ContinuousClock.now + timeout
         while true {
-            peekExit()
+            reapIfExited()
             let (done, met, version) = box.mutex.withLock {
                 ($0.exitStatus != nil, condition($0.stdout.lines, $0.stderr.lines), $0.version)
             }
@@ -255,7 +243,7 @@ public final class ChildProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         var scanned = 0
         while true {
-            peekExit()
+            reapIfExited()
             let (found, exited, version, count) = box.mutex.withLock { state -> (String?, Bool, UInt64, Int) in
                 let lines = state[keyPath: path].lines
                 let hit = lines[scanned...].first { $0.contains(text) }
@@ -279,39 +267,22 @@ public final class ChildProcess: Sendable {
     /// - Throws: `Timeout` if it is still running after `timeout`, or `CancellationError`.
     @discardableResult
     public func waitForExit(timeout: Duration = .seconds(20)) async throws -> Int32 {
-        var deadline = ContinuousClock.now + timeout
-        var graceGiven = false
+        let deadline = ContinuousClock.now + timeout
         while true {
-            peekExit()
+            reapIfExited()
             let (status, version) = box.mutex.withLock { ($0.exitStatus, $0.version) }
             if let status { return status }
             try Task.checkCancellation()
             if ContinuousClock.now >= deadline {
-                // The timeout is for a process that does not exit. One that has exited, but whose exit Foundation has
-                // not reported yet, gets more time: a loaded full test run has delayed that report past 10 s (daemons
-                // that logged "stopped", or were SIGKILLed, reported "still running").
-                if !graceGiven && hasExited {
-                    graceGiven = true
-                    deadline = ContinuousClock.now + .seconds(30)
-                    continue
-                }
                 throw Timeout(description: "still running after \(timeout): \(commandLine)\nstderr: \(stderr)")
             }
             await nextChange(after: version, before: deadline)
         }
     }
 
-    /// Whether the process has exited, whether or not it has been reaped: `waitid` with `WNOWAIT` looks without
-    /// reaping, so Foundation still collects the status; `ECHILD` means it already has.
-    private var hasExited: Bool {
-        var info = siginfo_t()
-        if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == -1 { return errno == ECHILD }
-        return info._sifields._sigchld.si_pid == pid
-    }
-
-    /// Sends `signal` to the process.
+    /// Sends `signal` to the process, unless it has been reaped (its pid may then belong to another process).
     public func signal(_ signal: Int32) {
-        if exitStatus == nil { kill(pid, signal) }
+        if box.mutex.withLock({ $0.terminationStatus == nil }) { ChildProcesses.send(signal, to: pid) }
     }
 
     /// Stops the process: SIGTERM, then SIGKILL if it has not exited within `grace`.
@@ -328,14 +299,20 @@ public final class ChildProcess: Sendable {
         return await Task.detached(operation: { try? await self.waitForExit(timeout: .seconds(2)) }).value
     }
 
-    /// Writes `text` to the process's stdin.
+    /// Writes `text` to the process's stdin; a child that has closed its stdin, or exited, is not an error.
     public func writeStdin(_ text: String) {
-        stdinPipe.fileHandleForWriting.write(Data(text.utf8))
+        stdin.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            ChildProcesses.writeInput(Array(text.utf8), to: descriptor)
+        }
     }
 
     /// Closes the process's stdin.
     public func closeStdin() {
-        try? stdinPipe.fileHandleForWriting.close()
+        stdin.withLock { descriptor in
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+        }
     }
 
     /// Suspends until new output or the exit arrives, or until `deadline` (at most 100 ms later, so a
@@ -370,8 +347,12 @@ public final class ChildProcess: Sendable {
     }
 
     deinit {
-        if exitStatus == nil {
-            kill(pid, SIGKILL)
-        }
+        closeStdin()
+        reapIfExited()
+        guard box.mutex.withLock({ $0.terminationStatus == nil }) else { return }
+        ChildProcesses.send(SIGKILL, to: pid)
+        // Reaped by a thread of its own, so no zombie is left for the rest of the run.
+        let pid = self.pid
+        Thread { _ = ChildProcesses.waitForExit(pid) }.start()
     }
 }

@@ -58,12 +58,22 @@ public enum ChildProcesses {
     /// - Throws: ``SystemError``, e.g. EMFILE.
     public static func makeOutputPipe() throws(SystemError) -> OutputPipe {
         var ends: [Int32] = [-1, -1]
-        _ = try completedSyscall("pipe2") { herald_pipe_nonblocking_read(&ends) }
+        _ = try completedSyscall("pipe2") { herald_pipe(&ends, 1) }
         return OutputPipe(readEnd: FileDescriptor(owning: ends[0]), writeEnd: FileDescriptor(owning: ends[1]))
     }
 
-    /// Starts `executable` as a child of its own session that dies with this process (see `herald_spawn` in the
-    /// shim for every step).
+    /// Makes a pipe with both ends blocking and close-on-exec, for a child's stdin, or for output read by a thread
+    /// of its own.
+    ///
+    /// - Throws: ``SystemError``, e.g. EMFILE.
+    public static func makeBlockingPipe() throws(SystemError) -> OutputPipe {
+        var ends: [Int32] = [-1, -1]
+        _ = try completedSyscall("pipe2") { herald_pipe(&ends, 0) }
+        return OutputPipe(readEnd: FileDescriptor(owning: ends[0]), writeEnd: FileDescriptor(owning: ends[1]))
+    }
+
+    /// Starts `executable` as a child of its own session, with no signal blocked or ignored (see `herald_spawn` in
+    /// the shim for every step).
     ///
     /// - Parameters:
     ///   - executable: An absolute path.
@@ -73,6 +83,9 @@ public enum ChildProcesses {
     ///   - standardOutput: The descriptor to become its stdout.
     ///   - standardError: The descriptor to become its stderr.
     ///   - descriptorSoftLimit: The soft `RLIMIT_NOFILE` to give it, or 0 to keep this process's.
+    ///   - standardInput: The descriptor to become its stdin (borrowed), or -1 for `/dev/null`.
+    ///   - diesWithParent: Whether it is killed when the calling thread ends (`PR_SET_PDEATHSIG`): for a daemon's
+    ///     children, forked from its one long-lived thread.
     /// - Returns: its pid.
     /// - Throws: ``SystemError`` when fork fails, or when `chdir` or `execve` fails in the child (the child is then
     ///   already reaped).
@@ -83,7 +96,9 @@ public enum ChildProcesses {
         workingDirectory: String?,
         standardOutput: borrowing FileDescriptor,
         standardError: borrowing FileDescriptor,
-        descriptorSoftLimit: UInt64 = 0
+        descriptorSoftLimit: UInt64 = 0,
+        standardInput: Int32 = -1,
+        diesWithParent: Bool = true
     ) throws(SystemError) -> Int32 {
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
@@ -94,7 +109,17 @@ public enum ChildProcesses {
         let out = standardOutput.rawValue
         let err = standardError.rawValue
         return try completedSyscall("start \(executable)") {
-            herald_spawn(executable, argv, envp, workingDirectory, out, err, descriptorSoftLimit)
+            herald_spawn(
+                executable,
+                argv,
+                envp,
+                workingDirectory,
+                standardInput,
+                out,
+                err,
+                descriptorSoftLimit,
+                diesWithParent ? HERALD_SPAWN_DIE_WITH_PARENT : 0
+            )
         }
     }
 
@@ -126,6 +151,34 @@ public enum ChildProcesses {
         let pid = herald_reap_child(which, &code, &signal)
         guard pid > 0 else { return nil }
         return (pid, signal == 0 ? .exited(code) : .killed(signal: signal))
+    }
+
+    /// Waits until the child `pid` exits, and reaps it; blocks the calling thread.
+    ///
+    /// - Returns: how it ended, or nil when it is not a child of this process (or was reaped already).
+    public static func waitForExit(_ pid: Int32) -> ChildExit? {
+        var code: Int32 = 0
+        var signal: Int32 = 0
+        guard herald_wait_child(pid, &code, &signal) == pid else { return nil }
+        return signal == 0 ? .exited(code) : .killed(signal: signal)
+    }
+
+    /// Writes all of `bytes` to `descriptor`, a socket that is a child's stdin (`UnixSocket.pair()`), with
+    /// `MSG_NOSIGNAL`: a child that is gone is `false`, never a SIGPIPE for this process.
+    ///
+    /// - Returns: whether every byte was written.
+    @discardableResult
+    public static func writeInput(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { buffer in
+                herald_send(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if sent < 0 && errno == EINTR { continue }
+            if sent <= 0 { return false }
+            offset += sent
+        }
+        return true
     }
 
     /// Sends `signal` to the process `pid`; a process that is already gone is not an error.

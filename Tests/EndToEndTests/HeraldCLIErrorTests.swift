@@ -1,4 +1,5 @@
 import Foundation
+import HeraldLaunch
 import HeraldTestSupport
 import Testing
 
@@ -86,43 +87,20 @@ import Testing
 
     @Test func observeExitsZeroWhenItsReaderGoesAway() async throws {
         let daemon = try await TestDaemon.start()
-        // Like `herald observe ... | head -1`: read a line, close the pipe, and the next write must end observe.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestBinaries.path("herald"))
-        process.arguments = ["observe", "--ready", "pipe.*"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["HERALD_SOCKET": daemon.socketPath]) { $1 }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        let (exits, exited) = AsyncStream.makeStream(of: Int32.self)
-        process.terminationHandler = { process in
-            exited.yield(process.terminationReason == .exit ? process.terminationStatus : -process.terminationStatus)
-            exited.finish()
-        }
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        try? output.fileHandleForWriting.close()
-        try? errors.fileHandleForWriting.close()
-
-        let ready = try errors.fileHandleForReading.read(upToCount: 6)
-        #expect(ready.map { String(decoding: $0, as: UTF8.self) } == "ready\n")
+        // `herald observe ... | head -c 1`, with observe's own status said on stderr: head reads one byte and exits,
+        // and observe's next write finds the reader gone (EPIPE) and must end observe with 0.
+        let herald = TestBinaries.path("herald")
+        let pipeline = try ChildProcess(
+            "/bin/sh",
+            ["-c", "{ '\(herald)' observe --ready 'pipe.*'; echo \"observe=$?\" >&2; } | head -c 1 >/dev/null"],
+            environment: daemon.environment
+        )
+        try await pipeline.waitForStderrLine(containing: "ready")
         try await CLI.post(["pipe.first"], daemon: daemon)
-        let first = try output.fileHandleForReading.read(upToCount: 1)
-        #expect(first?.isEmpty == false)
-        try output.fileHandleForReading.close()
-
         // Observe learns the reader is gone only when it next writes.
         try await CLI.post(["pipe.second"], daemon: daemon)
-        let status = try await withThrowingTaskGroup(of: Int32?.self) { group in
-            group.addTask { await exits.first { _ in true } }
-            group.addTask {
-                try await Task.sleep(for: .seconds(20))
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
-        }
-        #expect(status == 0, "observe should exit 0 after EPIPE; it ended with \(String(describing: status))")
+        let said = try await pipeline.waitForStderrLine(containing: "observe=")
+        #expect(said == "observe=0", "observe should exit 0 after EPIPE: \(pipeline.stderr)")
+        #expect(try await pipeline.waitForExit() == 0)
     }
 }

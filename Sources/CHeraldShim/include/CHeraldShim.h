@@ -254,20 +254,26 @@ int herald_descriptor_limit(uint64_t *soft, uint64_t *hard);
 /// a child process, the way heraldd starts a plugin:
 /// - in a session of its own (setsid), so a terminal's Ctrl-C reaches the
 ///   daemon, which stops its children in order;
-/// - on Linux, with PR_SET_PDEATHSIG SIGKILL, so it cannot outlive the daemon
-///   even when the daemon is SIGKILLed;
+/// - with HERALD_SPAWN_DIE_WITH_PARENT in `flags`, on Linux, with
+///   PR_SET_PDEATHSIG SIGKILL, so it cannot outlive the daemon even when the
+///   daemon is SIGKILLed (the signal comes when the forking thread ends: fork
+///   from a thread that lives as long as the process);
 /// - with no signal blocked and every disposition back to the default
 ///   (ignored signals would survive exec otherwise);
 /// - with RLIMIT_NOFILE's soft limit set to `nofile_soft` when it is non-zero
 ///   (the daemon raised its own);
-/// - stdin from /dev/null, stdout and stderr on `stdout_fd` and `stderr_fd`;
+/// - stdin from `stdin_fd`, or /dev/null when it is negative; stdout and
+///   stderr on `stdout_fd` and `stderr_fd`;
 /// - in `cwd` when it is not NULL.
 /// Every other descriptor is close-on-exec in the daemon already.
 /// Returns the child's pid. Returns -1 with errno when fork fails, or when
 /// chdir or execve fails in the child: that errno comes back over a
 /// close-on-exec pipe, and the child has been reaped.
-pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdout_fd,
-                   int stderr_fd, uint64_t nofile_soft);
+pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
+                   int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags);
+
+/// herald_spawn's flag: the child dies when the forking thread does.
+#define HERALD_SPAWN_DIE_WITH_PARENT 1
 
 /// waitpid(which, WNOHANG) decoded (`which` -1 for any child): returns the pid
 /// of an exited child and sets `*code` to its exit status and `*signal` to 0,
@@ -275,9 +281,14 @@ pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], con
 /// exited, or -1 with errno (ECHILD when there is no such child).
 pid_t herald_reap_child(pid_t which, int32_t *code, int32_t *signal);
 
-/// pipe2(fds, O_CLOEXEC), then O_NONBLOCK on the read end only: the writer
-/// (a child's stdout) blocks as programs expect, the daemon never does.
-int herald_pipe_nonblocking_read(int fds[2]);
+/// waitpid(which, 0) decoded as herald_reap_child does, blocking until the
+/// child exits; EINTR is retried. Returns its pid, or -1 with errno.
+pid_t herald_wait_child(pid_t which, int32_t *code, int32_t *signal);
+
+/// pipe2(fds, O_CLOEXEC), then, when `nonblocking_read` is non-zero, O_NONBLOCK
+/// on the read end only: the writer (a child's stdout) blocks as programs
+/// expect, the daemon never does.
+int herald_pipe(int fds[2], int nonblocking_read);
 
 #ifdef __cplusplus
 }
