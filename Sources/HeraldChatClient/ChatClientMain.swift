@@ -18,21 +18,8 @@ public enum ChatClientMain {
     ///
     /// - Parameter arguments: The command line after the program name.
     public static func run(arguments: [String]) async -> Never {
-        let options: ClientOptions
-        do {
-            switch try ClientOptions.spec.parse(arguments) {
-            case .help:
-                Terminal.writeStdout(ClientOptions.spec.helpText)
-                Terminal.exit(.success)
-            case .version:
-                Terminal.writeStdout("herald-chat \(ClientOptions.version)\n")
-                Terminal.exit(.success)
-            case .run(let parsed):
-                options = try ClientOptions(parsed)
-            }
-        } catch {
-            Terminal.writeStderr(ClientOptions.spec.errorText(error))
-            Terminal.exit(.usage)
+        let options = ClientOptions.spec.parseOrExit(arguments, version: "herald-chat \(ClientOptions.version)") {
+            parsed throws(UsageError) in try ClientOptions(parsed)
         }
 
         // A reader that went away shows up as EPIPE, not a SIGPIPE death.

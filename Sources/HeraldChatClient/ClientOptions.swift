@@ -41,6 +41,7 @@ struct ClientOptions: Sendable {
                 long: "json",
                 help: "Print each line from the server as the JSON object it is, and notices as {\"notice\": ...}."
             ),
+            OptionSpec(long: "version", help: "Show the version."),
         ]
     )
 

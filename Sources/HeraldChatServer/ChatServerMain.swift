@@ -18,22 +18,10 @@ public enum ChatServerMain {
     ///
     /// - Parameter arguments: The command line after the program name.
     public static func run(arguments: [String]) -> Never {
-        let options: ServerOptions
-        do {
-            switch try ServerOptions.spec.parse(arguments) {
-            case .help:
-                Terminal.writeStdout(ServerOptions.spec.helpText)
-                Terminal.exit(.success)
-            case .version:
-                Terminal.writeStdout("herald-chat-server \(ServerOptions.version)\n")
-                Terminal.exit(.success)
-            case .run(let parsed):
-                options = try ServerOptions(parsed)
-            }
-        } catch {
-            Terminal.writeStderr(ServerOptions.spec.errorText(error))
-            Terminal.exit(.usage)
-        }
+        let options = ServerOptions.spec.parseOrExit(
+            arguments,
+            version: "herald-chat-server \(ServerOptions.version)"
+        ) { parsed throws(UsageError) in try ServerOptions(parsed) }
 
         // Logging to a closed stderr must not kill the server; sockets use MSG_NOSIGNAL on their own.
         signal(SIGPIPE, SIG_IGN)

@@ -71,6 +71,7 @@ struct ServerOptions {
                 help: "debug, info, notice, warning or error.",
                 defaultDescription: "notice"
             ),
+            OptionSpec(long: "version", help: "Show the version."),
         ]
     )
 

@@ -17,27 +17,15 @@ public enum DaemonMain {
     ///
     /// - Parameter arguments: The command line after the program name.
     public static func run(arguments: [String]) -> Never {
-        let options: DaemonOptions
         // Connections are bounded by descriptors: take all the hard limit allows before the default of
         // --max-connections is derived from it. heraldd uses epoll, never select, so no FD_SETSIZE holds it back.
         let inherited = (try? DescriptorLimit.current())?.soft ?? 0
         let descriptorLimit = (try? DescriptorLimit.raiseSoftToHard()) ?? DescriptorLimit(soft: 1024, hard: 1024)
-        do {
-            switch try DaemonOptions.spec.parse(arguments) {
-            case .help:
-                Terminal.writeStdout(DaemonOptions.spec.helpText)
-                Terminal.exit(.success)
-            case .version:
-                Terminal.writeStdout("heraldd \(DaemonOptions.version)\n")
-                Terminal.exit(.success)
-            case .run(let parsed):
-                var parsedOptions = try DaemonOptions(parsed, descriptorLimit: descriptorLimit.soft)
-                parsedOptions.inheritedDescriptorLimit = inherited
-                options = parsedOptions
-            }
-        } catch {
-            Terminal.writeStderr(DaemonOptions.spec.errorText(error))
-            Terminal.exit(.usage)
+        let options = DaemonOptions.spec.parseOrExit(arguments, version: "heraldd \(DaemonOptions.version)") {
+            parsed throws(UsageError) in
+            var options = try DaemonOptions(parsed, descriptorLimit: descriptorLimit.soft)
+            options.inheritedDescriptorLimit = inherited
+            return options
         }
 
         // Logging to a closed stderr must not kill the daemon (sockets use MSG_NOSIGNAL on their own). SIGUSR1,

@@ -78,6 +78,7 @@ struct BenchOptions {
                 help: "reader: each for-await prefers its Herald's taskExecutor; pool: a plain Task.",
                 defaultDescription: "reader"
             ),
+            OptionSpec(long: "version", help: "Show the version."),
         ]
     )
 

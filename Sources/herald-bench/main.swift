@@ -3,20 +3,8 @@ import HeraldArguments
 // herald-bench: the peers' harness workload through the Herald library, or the codec and matcher
 // microbenchmarks. Exit codes: 0 when every run was ok, 1 when one was not, 64 for a usage error.
 
-let options: BenchOptions
-do {
-    switch try BenchOptions.spec.parse(Array(CommandLine.arguments.dropFirst())) {
-    case .help:
-        Terminal.writeStdout(BenchOptions.spec.helpText)
-        Terminal.exit(.success)
-    case .version:
-        Terminal.exit(.success)
-    case .run(let arguments):
-        options = try BenchOptions(arguments)
-    }
-} catch {
-    Terminal.writeStderr(BenchOptions.spec.errorText(error))
-    Terminal.exit(.usage)
+let options = BenchOptions.spec.parseOrExit(Array(CommandLine.arguments.dropFirst()), version: "herald-bench 0.1.0") {
+    arguments throws(UsageError) in try BenchOptions(arguments)
 }
 
 switch options.mode {

@@ -11,7 +11,8 @@ struct ChildProcessesTests {
     private func run(
         _ script: String,
         environment: [String] = ["PATH=/usr/bin:/bin"],
-        workingDirectory: String? = nil
+        workingDirectory: String? = nil,
+        descriptorSoftLimit: UInt64 = 0
     ) throws -> (output: String, status: ChildExit) {
         let pipe = try ChildProcesses.makeOutputPipe()
         let pid = try ChildProcesses.spawn(
@@ -20,7 +21,8 @@ struct ChildProcessesTests {
             environment: environment,
             workingDirectory: workingDirectory,
             standardOutput: pipe.writeEnd,
-            standardError: pipe.writeEnd
+            standardError: pipe.writeEnd,
+            descriptorSoftLimit: descriptorSoftLimit
         )
         let output = try readToEnd(pipe.closingWriteEnd())
         var status: ChildExit?
@@ -121,22 +123,8 @@ struct ChildProcessesTests {
     }
 
     @Test func theDescriptorLimitCanBeLoweredForTheChild() throws {
-        let pipe = try ChildProcesses.makeOutputPipe()
-        let pid = try ChildProcesses.spawn(
-            executable: "/bin/sh",
-            arguments: ["sh", "-c", "ulimit -n"],
-            environment: [],
-            workingDirectory: nil,
-            standardOutput: pipe.writeEnd,
-            standardError: pipe.writeEnd,
-            descriptorSoftLimit: 100
-        )
-        #expect(try readToEnd(pipe.closingWriteEnd()) == "100\n")
-        var status: ChildExit?
-        for _ in 0..<1000 where status == nil {
-            status = ChildProcesses.reapIfExited(pid)
-            if status == nil { usleep(2000) }
-        }
+        let (output, status) = try run("ulimit -n", descriptorSoftLimit: 100)
+        #expect(output == "100\n")
         #expect(status == .exited(0))
     }
 }
@@ -188,33 +176,8 @@ extension ChildProcessesTests {
             held.append(fd)
         }
         try #require((held.last ?? 0) > 64)
-        let pipe = try ChildProcesses.makeOutputPipe()
-        let pid = try ChildProcesses.spawn(
-            executable: "/bin/sh",
-            arguments: ["sh", "-c", "ulimit -n"],
-            environment: [],
-            workingDirectory: nil,
-            standardOutput: pipe.writeEnd,
-            standardError: pipe.writeEnd,
-            descriptorSoftLimit: 64
-        )
-        let read = pipe.closingWriteEnd()
-        var bytes: [UInt8] = []
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 1)
-        defer { buffer.deallocate() }
-        readLoop: while true {
-            switch try read.read(into: buffer) {
-            case .processed(0): break readLoop
-            case .processed(let count): bytes.append(contentsOf: buffer[0..<count])
-            case .wouldBlock: _ = try read.waitForInput(orFrom: -1, timeoutMilliseconds: 10_000)
-            }
-        }
-        #expect(String(decoding: bytes, as: UTF8.self) == "64\n")
-        var status: ChildExit?
-        for _ in 0..<1000 where status == nil {
-            status = ChildProcesses.reapIfExited(pid)
-            if status == nil { usleep(2000) }
-        }
+        let (output, status) = try run("ulimit -n", descriptorSoftLimit: 64)
+        #expect(output == "64\n")
         #expect(status == .exited(0))
     }
 }
