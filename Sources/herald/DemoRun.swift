@@ -176,7 +176,7 @@ struct DemoChild: Sendable {
     func waitForLine(
         containing text: String,
         on stream: Stream = .stdout,
-        timeout: Duration = .seconds(15)
+        timeout: Duration = .seconds(30)
     ) async throws(DemoFailure) -> String {
         do {
             switch stream {

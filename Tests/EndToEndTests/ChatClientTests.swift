@@ -131,7 +131,7 @@ import Testing
         let socket = try #require(line.components(separatedBy: " ").last)
         // The daemon and the chat server run as hidden roles of the demo's own binary.
         let children = Self.children(of: demo.pid)
-        #expect(children.count >= 2, "\(children)")
+        #expect(children.count >= 2, "\(children); the demo said: \(demo.stdout) \(demo.stderr)")
         // Ctrl-C in a terminal goes to the foreground process group, which the demo leads here.
         #expect(kill(-demo.pid, SIGINT) == 0)
         #expect(try await demo.waitForExit(timeout: .seconds(20)) == 130)

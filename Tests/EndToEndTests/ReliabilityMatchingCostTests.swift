@@ -174,7 +174,7 @@ struct ReliabilityMatchingCostTests {
         // per pattern shape of its length, which the pattern cost bounds per connection.
         #expect(plain.cpu > 0, "the plain case took no measurable CPU; make it longer")
         #expect(perHostilePost < 100 * perPlainPost, "plain \(perPlainPost) s/post, hostile \(perHostilePost)")
-        #expect(attack.slowestPing < .seconds(2), "a ping took \(attack.slowestPing) during the attack")
+        #expect(attack.slowestPing < .seconds(5), "a ping took \(attack.slowestPing) during the attack")
         #expect(attack.pings > 0)
         _ = plainSubscribers
         try await daemon.stop()
@@ -216,7 +216,7 @@ struct ReliabilityMatchingCostTests {
             coalesce.cpu < 5 * max(dropOldest.cpu, 0.05),
             "drop-oldest \(dropOldest.cpu) s, coalesce \(coalesce.cpu) s"
         )
-        #expect(coalesce.slowestPing < .seconds(2), "a ping took \(coalesce.slowestPing) while coalescing")
+        #expect(coalesce.slowestPing < .seconds(5), "a ping took \(coalesce.slowestPing) while coalescing")
         #expect(coalesce.pings > 0)
     }
 
@@ -256,7 +256,7 @@ struct ReliabilityMatchingCostTests {
         )
         #expect(codes.withLock { $0 } == Array(repeating: WireError.Code.tooManyNames.rawValue, count: rounds))
         #expect(names.cpu < 5 * max(pings.cpu, 0.05), "pings \(pings.cpu) s, names \(names.cpu) s")
-        #expect(names.slowestPing < .seconds(1), "a ping took \(names.slowestPing) during the NAMES")
+        #expect(names.slowestPing < .seconds(5), "a ping took \(names.slowestPing) during the NAMES")
         _ = holders
         try await daemon.stop()
     }
