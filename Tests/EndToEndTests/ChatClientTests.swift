@@ -125,7 +125,7 @@ import Testing
 
     @Test func ctrlCStopsEveryChildAndRemovesTheDirectory() async throws {
         // Paced, so the whole demo cannot finish before the signal arrives on a loaded machine.
-        let demo = try ChildProcess(TestBinaries.path("herald"), ["demo", "--pace", "3"])
+        let demo = try ChildProcess(TestBinaries.path("herald"), ["demo", "--pace", "10"])
         try await demo.waitForStdoutLine(containing: "the chat server is listening on")
         let line = try #require(demo.stdoutLines.first { $0.contains("heraldd is ready on") })
         let socket = try #require(line.components(separatedBy: " ").last)

@@ -155,7 +155,7 @@ struct PluginWatcher {
     func waitFor(
         _ plugin: String,
         _ what: String,
-        timeout: Duration = .seconds(20),
+        timeout: Duration = .seconds(60),
         _ condition: @escaping @Sendable (PluginState) -> Bool
     ) async throws -> PluginState {
         try await process.wait(for: "\(plugin) \(what)", timeout: timeout) { stdout, _ in
@@ -169,7 +169,7 @@ struct PluginWatcher {
     func waitForLatest(
         _ plugin: String,
         _ what: String,
-        timeout: Duration = .seconds(20),
+        timeout: Duration = .seconds(60),
         _ condition: @escaping @Sendable (PluginState) -> Bool
     ) async throws -> PluginState {
         try await process.wait(for: "\(plugin) \(what)", timeout: timeout) { stdout, _ in

@@ -65,12 +65,14 @@ struct ReliabilityDaemonLimitsTests {
             #expect(error.code == .tooManyConnections)
             #expect(error.reason.contains("waiting to complete HELLO"))
             #expect(try refused.receive() == nil)
-            // The established client keeps being answered promptly meanwhile.
+            // The established client keeps being answered meanwhile. The bound asks only that it is answered: a loaded
+            // 2-core machine running the whole suite has taken 150 ms for one round trip; before the cap, the answer
+            // never came.
             for request in UInt32(1)...20 {
                 let started = ContinuousClock.now
                 try healthy.post("limits.healthy", request: request)
                 let roundTrip = ContinuousClock.now - started
-                #expect(roundTrip < .milliseconds(100), "a healthy round trip took \(roundTrip)")
+                #expect(roundTrip < .seconds(2), "a healthy round trip took \(roundTrip)")
             }
             // Once the idle ones have timed out, new clients are accepted again.
             for client in idle {
