@@ -60,7 +60,31 @@ int herald_descriptor_limit(uint64_t *soft, uint64_t *hard) {
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
+#endif
+
+// Marks every descriptor from 3 up close-on-exec, so the program starts with only stdin, stdout and stderr. In a
+// process with other threads a descriptor opened without O_CLOEXEC (a file being written by Foundation, say) would
+// otherwise outlive exec in the child: held open for writing there, a script being written meanwhile could never be
+// executed (ETXTBSY), and a pipe's reader would never see its end. close_range(2) with CLOSE_RANGE_CLOEXEC (Linux
+// 5.11) does it in one call; elsewhere each descriptor up to the limit is marked.
+static void herald_mark_descriptors_cloexec(void) {
+#if defined(__linux__) && defined(SYS_close_range)
+    if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+#endif
+    struct rlimit limit;
+    long last = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && (long)limit.rlim_cur < last) {
+        last = (long)limit.rlim_cur;
+    }
+    for (int fd = 3; fd < last; fd++) {
+        int flags = fcntl(fd, F_GETFD);
+        if (flags >= 0 && !(flags & FD_CLOEXEC)) (void)fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+}
 
 // Only async-signal-safe calls between fork and execve: the daemon may have other threads (io_uring's are the
 // kernel's, but a library's could be anywhere), and only the forking thread exists in the child.
@@ -91,6 +115,7 @@ static void herald_spawn_child(const char *path, char *const argv[], char *const
         if (stdin_fd < 0) goto failed;
     }
     if (dup2(stdin_fd, 0) < 0 || dup2(stdout_fd, 1) < 0 || dup2(stderr_fd, 2) < 0) goto failed;
+    herald_mark_descriptors_cloexec();
     // Lowered only now: with many connections open, the lowest free descriptor (for /dev/null above) may be past
     // the limit the child gets back, which would make that open fail with EMFILE. Descriptors past the limit stay
     // valid until exec closes them (they are close-on-exec).

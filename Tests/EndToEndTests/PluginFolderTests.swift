@@ -24,7 +24,9 @@ struct PluginFolderTests {
         let daemon = try await bed.startDaemon()
         let watcher = try await PluginWatcher.start(daemon)
         let good = try await watcher.waitFor("good", "running") { $0.state == "running" }
-        #expect(bed.pids(in: "good.starts") == [try #require(good.pid)])
+        let goodPID = try #require(good.pid)
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "good.starts") == [goodPID] })
 
         let uid = getuid()
         let reasons = [
@@ -75,7 +77,9 @@ struct PluginFolderTests {
         #expect(systemOnly.file == bed.systemFolder + "/systemonly.plugin")
         #expect(overridden.file == userFile)
         #expect(try await eventually { bed.lines(of: "overridden.ran") == ["user \(try #require(overridden.pid))"] })
-        #expect(bed.lines(of: "systemonly.ran") == ["system \(try #require(systemOnly.pid))"])
+        let systemOnlyPID = try #require(systemOnly.pid)
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.lines(of: "systemonly.ran") == ["system \(systemOnlyPID)"] })
 
         let listed = try await PluginProbe.list(daemon)
         #expect(Set(listed.keys) == ["overridden", "systemonly"], "\(listed)")
@@ -115,7 +119,9 @@ struct PluginFolderTests {
         }
 
         let added = try await watcher.waitFor("add", "running") { $0.state == "running" }
-        #expect(bed.pids(in: "add.starts") == [try #require(added.pid)])
+        let addedPID = try #require(added.pid)
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "add.starts") == [addedPID] })
         let oldChange = before["change"]!
         let changed = try await watcher.waitForLatest("change", "running anew") {
             $0.state == "running" && $0.pid != oldChange
@@ -157,7 +163,8 @@ extension PluginFolderTests {
         #expect(refused.reason == "writable by group or others (mode 0666)")
         #expect(refused.pid == nil)
         #expect(try await eventually { PluginProbe.isGone(pid) })
-        #expect(bed.pids(in: "turned.starts") == [pid])
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "turned.starts") == [pid] })
 
         // Trusted again, it loads and starts again.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
@@ -165,6 +172,7 @@ extension PluginFolderTests {
         let again = try await watcher.waitForLatest("turned", "running again") { $0.state == "running" }
         #expect(again.pid != pid)
         #expect(again.reason == nil)
-        #expect(bed.pids(in: "turned.starts").count == 2)
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "turned.starts").count == 2 })
     }
 }

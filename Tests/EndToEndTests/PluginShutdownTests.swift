@@ -188,7 +188,8 @@ struct PluginDescriptorLimitTests {
             return ["running", "failed"].contains(listed["late"]?.state)
         }
         #expect(running && listed["late"]?.state == "running", "\(listed)")
-        #expect(bed.pids(in: "late.starts").count == 1)
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "late.starts").count == 1 })
         // The plugin got the limit heraldd was started with.
         try await daemon.waitForStderrLine(containing: "plugin late: limit=64")
         withExtendedLifetime(clients) {}

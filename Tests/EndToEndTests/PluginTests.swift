@@ -86,7 +86,8 @@ struct PluginTests {
             environment: daemon.environment
         )
         #expect(again.status == 0)
-        #expect(bed.pids(in: "demo.starts").count == 1)
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "demo.starts").count == 1 })
         other.signal(SIGTERM)
     }
 
@@ -98,14 +99,16 @@ struct PluginTests {
         let watcher = try await PluginWatcher.start(daemon)
         let first = try await watcher.waitFor("victim", "running") { $0.state == "running" }
         let firstPID = try #require(first.pid)
-        #expect(bed.pids(in: "victim.starts") == [firstPID])
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "victim.starts") == [firstPID] })
         let seen = watcher.states(of: "victim").count
 
         #expect(kill(firstPID, SIGKILL) == 0)
         let second = try await watcher.waitFor("victim", "running again") { $0.state == "running" && $0.restarts == 1 }
         let secondPID = try #require(second.pid)
         #expect(secondPID != firstPID)
-        #expect(bed.pids(in: "victim.starts") == [firstPID, secondPID])
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "victim.starts") == [firstPID, secondPID] })
         #expect(PluginProbe.isGone(firstPID))
         #expect(PluginProbe.isRunning(secondPID))
         // What the states showed after the kill: starting (why: signal 9, no process), then running with a new pid.
@@ -179,7 +182,8 @@ struct PluginTests {
         // Not started again: no second start within 1 s, ten times the first restart delay.
         let again = try await eventually(timeout: .seconds(1)) { bed.pids(in: "once.starts").count > 1 }
         #expect(!again)
-        #expect(bed.pids(in: "once.starts").count == 1)
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "once.starts").count == 1 })
         #expect(try await PluginProbe.list(daemon)["once"]?.state == state)
     }
 
@@ -285,7 +289,8 @@ struct PluginTests {
         #expect(try await PluginProbe.command(daemon, ["start", "handy"]).status == 0)
         let started = try await watcher.waitForLatest("handy", "running") { $0.state == "running" }
         let firstPID = try #require(started.pid)
-        #expect(bed.pids(in: "handy.starts") == [firstPID])
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "handy.starts") == [firstPID] })
         // Starting a running plugin changes nothing.
         #expect(try await PluginProbe.command(daemon, ["start", "handy"]).status == 0)
         #expect(try await PluginProbe.list(daemon)["handy"]?.pid == firstPID)
@@ -306,7 +311,9 @@ struct PluginTests {
             $0.state == "running" && $0.pid != secondPID
         }
         #expect(try await eventually { PluginProbe.isGone(secondPID) })
-        #expect(bed.pids(in: "handy.starts") == [firstPID, secondPID, try #require(third.pid)])
+        let thirdPID = try #require(third.pid)
+        // The script records its start right after exec: wait for the line, not for the state alone.
+        #expect(try await eventually { bed.pids(in: "handy.starts") == [firstPID, secondPID, thirdPID] })
         // Starts people asked for are not restarts.
         #expect(third.restarts == 0)
 

@@ -181,3 +181,15 @@ extension ChildProcessesTests {
         #expect(status == .exited(0))
     }
 }
+
+extension ChildProcessesTests {
+    @Test func aDescriptorThisProcessOpenedWithoutCloseOnExecIsNotInherited() throws {
+        // Another thread of a test runner may be writing a file when a child is forked; the child must not keep it.
+        let fd = open("/dev/null", O_RDONLY)
+        try #require(fd >= 3)
+        defer { close(fd) }
+        let (output, status) = try run("if [ -e /proc/self/fd/\(fd) ]; then echo open; else echo closed; fi")
+        #expect(output == "closed\n")
+        #expect(status == .exited(0))
+    }
+}

@@ -265,7 +265,9 @@ int herald_descriptor_limit(uint64_t *soft, uint64_t *hard);
 /// - stdin from `stdin_fd`, or /dev/null when it is negative; stdout and
 ///   stderr on `stdout_fd` and `stderr_fd`;
 /// - in `cwd` when it is not NULL.
-/// Every other descriptor is close-on-exec in the daemon already.
+/// Every other descriptor is made close-on-exec in the child before exec, so
+/// the program starts with only those three, whatever the parent's other
+/// threads had open.
 /// Returns the child's pid. Returns -1 with errno when fork fails, or when
 /// chdir or execve fails in the child: that errno comes back over a
 /// close-on-exec pipe, and the child has been reaped.
