@@ -26,6 +26,8 @@ let package = Package(
         .target(name: "HeraldBroker", dependencies: ["HeraldWire"], swiftSettings: strict),
         // Pure: plugin files, the discovery rules and the supervisor's state machine. No I/O, no clock.
         .target(name: "HeraldPlugins", dependencies: ["HeraldWire"], swiftSettings: strict),
+        // Pure: the MQTT 5.0 codec and the Herald name ↔ topic mapping of the MQTT bridge. Stdlib only, no I/O.
+        .target(name: "HeraldMQTT", swiftSettings: strict),
         // C: what Glibc does not expose to Swift (epoll, eventfd, signalfd, accept4, SO_PEERCRED).
         .target(name: "CHeraldShim", cSettings: [.define("_GNU_SOURCE")]),
         // The only module that makes syscalls.
@@ -97,6 +99,7 @@ let package = Package(
         .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"]),
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
         .testTarget(name: "HeraldPluginsTests", dependencies: ["HeraldPlugins", "HeraldWire"]),
+        .testTarget(name: "HeraldMQTTTests", dependencies: ["HeraldMQTT"]),
         .testTarget(name: "HeraldPosixTests", dependencies: ["HeraldPosix"]),
         .testTarget(name: "HeraldArgumentsTests", dependencies: ["HeraldArguments"]),
         .testTarget(name: "HeraldLaunchTests", dependencies: ["HeraldLaunch"]),
