@@ -1,0 +1,274 @@
+import Foundation
+import Herald
+import HeraldLaunch
+import HeraldPosix
+import HeraldTestSupport
+import Synchronization
+import Testing
+
+/// A mosquitto of the test's own, on a free 127.0.0.1 port, with no persistence: never the system's service.
+final class TestBroker: Sendable {
+    let directory = TemporaryDirectory(prefix: "mq")
+    let port: UInt16
+    let process: ChildProcess
+
+    init() async throws {
+        port = try TestBroker.freePort()
+        let config = directory.file("mosquitto.conf")
+        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        process = try ChildProcess(try SessionTools.path("mosquitto"), ["-c", config])
+        _ = try await process.waitForStderrLine(containing: "running", timeout: .seconds(10))
+    }
+
+    var url: String { "mqtt://127.0.0.1:\(port)" }
+
+    /// A port the kernel just handed out and nobody holds: bound, read back, and closed.
+    static func freePort() throws -> UInt16 {
+        let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        let port = try TCPSocket.localPort(of: listener)
+        listener.close()
+        return port
+    }
+}
+
+/// One host: its own heraldd and its bridge.
+final class BridgedHost: Sendable {
+    let daemon: TestDaemon
+    let bridge: ChildProcess
+    let hostID: String
+
+    init(hostID: String, broker: String, exports: [String], imports: [String], extra: [String] = []) async throws {
+        self.hostID = hostID
+        daemon = try await TestDaemon.start()
+        var arguments = ["--broker", broker, "--host-id", hostID, "--socket", daemon.socketPath] + extra
+        for pattern in exports { arguments += ["--export", pattern] }
+        for pattern in imports { arguments += ["--import", pattern] }
+        bridge = try ChildProcess(TestBinaries.path("herald-mqtt-bridge"), arguments)
+    }
+
+    /// Waits until the bridge's subscriptions on both sides are live.
+    func waitUntilBridging(exports: Int) async throws {
+        _ = try await bridge.waitForStderrLine(containing: "subscribed to", timeout: .seconds(20))
+        let ready = try await eventually(timeout: .seconds(20)) {
+            bridge.stderrLines.filter { $0.contains("notice: exporting") }.count == exports
+        }
+        #expect(ready, "the bridge of \(hostID) did not subscribe: \(bridge.stderr)")
+    }
+
+    func connect() async throws -> Herald {
+        try await Herald.connect(socketPath: daemon.socketPath, options: .init(reconnects: false))
+    }
+
+    func stop() async {
+        await bridge.stop()
+        _ = try? await daemon.stop()
+    }
+}
+
+/// Collects what one subscription receives.
+final class Received: Sendable {
+    private final class Items: Sendable {
+        let mutex = Mutex<[HeraldNotification]>([])
+    }
+
+    private let items = Items()
+    private let task: Task<Void, Never>
+
+    init(_ notifications: HeraldNotifications) {
+        let items = self.items
+        task = Task {
+            do {
+                for try await notification in notifications where notification.notice == nil {
+                    items.mutex.withLock { $0.append(notification) }
+                }
+            } catch {}
+        }
+    }
+
+    var all: [HeraldNotification] { items.mutex.withLock { $0 } }
+
+    func named(_ name: String) -> [HeraldNotification] { all.filter { $0.name == name } }
+
+    deinit { task.cancel() }
+}
+
+/// herald-mqtt-bridge against a real mosquitto, with a heraldd per host (issue 18).
+@Suite(.serialized) struct MQTTBridgeTests {
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func postOnAReachesBOnceWithItsOriginAndDoesNotComeBack() async throws {
+        let broker = try await TestBroker()
+        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["build.**"], imports: ["build.**"])
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: ["build.**"], imports: ["build.**"])
+        do {
+            try await a.waitUntilBridging(exports: 1)
+            try await b.waitUntilBridging(exports: 1)
+            let onA = try await a.connect()
+            let onB = try await b.connect()
+            let seenOnA = Received(try await onA.notifications(matching: "build.**"))
+            let seenOnB = Received(try await onB.notifications(matching: "build.**"))
+
+            try await onA.post("build.done", userInfo: ["ok": true])
+            let arrived = try await eventually(timeout: .seconds(10)) { !seenOnB.named("build.done").isEmpty }
+            #expect(arrived, "B never received build.done; bridge A: \(a.bridge.stderr) bridge B: \(b.bridge.stderr)")
+
+            // A barrier: a post on B after the import reaches A after anything B's bridge would have sent back.
+            try await onB.post("build.marker", userInfo: [:])
+            let barrier = try await eventually(timeout: .seconds(10)) { !seenOnA.named("build.marker").isEmpty }
+            #expect(barrier)
+
+            let onBDone = seenOnB.named("build.done")
+            #expect(onBDone.count == 1)
+            #expect(onBDone.first?.sender.pid == b.bridge.pid, "local subscribers see the bridge as the sender")
+            let origin = onBDone.first?.userInfo?["heraldOrigin"]
+            #expect(origin?["host"]?.stringValue == "hostA")
+            #expect(origin?["pid"]?.doubleValue != nil)
+            #expect(onBDone.first?.userInfo?["ok"]?.boolValue == true)
+            // A's subscriber saw its own post once, and never the copy B's bridge posted.
+            #expect(seenOnA.named("build.done").count == 1)
+            #expect(seenOnA.named("build.done").first?.sender.pid != a.bridge.pid)
+            await onA.close()
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        await a.stop()
+        await b.stop()
+        await broker.process.stop()
+    }
+
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func retainedValueSetOnAIsReadOnBAndClearingItClearsIt() async throws {
+        let broker = try await TestBroker()
+        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["build.**"], imports: [])
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["build.**"])
+        do {
+            try await a.waitUntilBridging(exports: 1)
+            try await b.waitUntilBridging(exports: 0)
+            let onA = try await a.connect()
+            let onB = try await b.connect()
+
+            try await onA.post("build.state", userInfo: ["v": 1], retain: true)
+            let set = try await eventually(timeout: .seconds(10)) {
+                try await onB.retainedValue(of: "build.state")?.userInfo?["v"]?.doubleValue == 1
+            }
+            #expect(set, "B has no retained build.state; bridge B: \(b.bridge.stderr)")
+            let state = try await run("herald", ["get", "build.state"], environment: b.daemon.environment)
+            #expect(state.status == 0)
+            #expect(state.stdout.contains("\"v\":1"))
+
+            try await onA.post("build.state", payload: [], retain: true)
+            let cleared = try await eventually(timeout: .seconds(10)) {
+                try await onB.retainedValue(of: "build.state") == nil
+            }
+            #expect(cleared, "B still has build.state; bridge B: \(b.bridge.stderr)")
+            await onA.close()
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        await a.stop()
+        await b.stop()
+        await broker.process.stop()
+    }
+
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func sigkillOfABridgeTurnsItsHostOfflineOnTheOtherHost() async throws {
+        let broker = try await TestBroker()
+        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["x.**"], imports: [])
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["x.**"])
+        do {
+            try await a.waitUntilBridging(exports: 1)
+            try await b.waitUntilBridging(exports: 0)
+            let onB = try await b.connect()
+            let online = try await eventually(timeout: .seconds(10)) {
+                try await onB.retainedValue(of: "hosts.hostA.online")?.payload == Array("true".utf8)
+            }
+            #expect(online)
+            a.bridge.signal(SIGKILL)
+            let offline = try await eventually(timeout: .seconds(10)) {
+                try await onB.retainedValue(of: "hosts.hostA.online")?.payload == Array("false".utf8)
+            }
+            #expect(offline, "hosts.hostA.online did not become false; bridge B: \(b.bridge.stderr)")
+            let state = try await onB.retainedValue(of: "bridge.mqtt.hostB")
+            #expect(state?.userInfo?["connected"]?.boolValue == true)
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        await a.stop()
+        await b.stop()
+        await broker.process.stop()
+    }
+
+    /// A fake broker that answers CONNECT with malformed packets: the bridge must disconnect with the reason code,
+    /// log it, and connect again, without crashing.
+    @Test(.timeLimit(.minutes(2)))
+    func hostileBrokerGetsADisconnectAndARetryNotACrash() async throws {
+        let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        let port = try TCPSocket.localPort(of: listener)
+        let host = try await BridgedHost(
+            hostID: "hostH",
+            broker: "mqtt://127.0.0.1:\(port)",
+            exports: [],
+            imports: ["x.**"]
+        )
+        do {
+            let attacks: [([UInt8], String)] = [
+                ([0x20, 0x03, 0x02, 0x00, 0x00], "0x81 Malformed Packet"),  // CONNACK with a reserved flag
+                ([0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F], "0x81 Malformed Packet"),  // a 5-byte Remaining Length
+                ([0x30, 0xFF, 0xFF, 0xFF, 0x7F], "0x95 Packet too large"),  // 256 MiB announced
+                ([0x20, 0x06, 0x00, 0x00, 0x03, 0x21, 0x00, 0x00], "0x82 Protocol Error"),  // Receive Maximum 0
+            ]
+            for (index, (bytes, code)) in attacks.enumerated() {
+                let connection = try await Self.accept(listener)
+                let connect = try await Self.read(connection, atLeast: 2)
+                #expect(connect.first == 0x10, "attempt \(index): the bridge's first packet is not CONNECT")
+                try bytes.withUnsafeBytes { raw in _ = try connection.send(raw) }
+                let answer = try await Self.read(connection, atLeast: 3)
+                #expect(Array(answer.prefix(2)) == [0xE0, 0x01], "attempt \(index): no DISCONNECT: \(answer)")
+                connection.close()
+                let logged = try await eventually(timeout: .seconds(10)) {
+                    host.bridge.stderrLines.filter { $0.contains("malformed input from the broker") }.count
+                        == index + 1
+                }
+                #expect(logged, "attempt \(index): \(host.bridge.stderr)")
+                #expect(host.bridge.stderrLines.last { $0.contains("malformed") }?.contains(code) == true)
+                #expect(host.bridge.exitStatus == nil, "the bridge exited: \(host.bridge.stderr)")
+            }
+        } catch {
+            Issue.record(error)
+        }
+        listener.close()
+        await host.stop()
+    }
+
+    struct NotConnected: Error, CustomStringConvertible {
+        var description: String { "the bridge did not connect within 10 s" }
+    }
+
+    static func accept(_ listener: borrowing FileDescriptor) async throws -> FileDescriptor {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let connection = try TCPSocket.accept(listener) {
+                try connection.setNonBlocking(false)
+                try connection.setReceiveTimeout(seconds: 10)
+                return connection
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw NotConnected()
+    }
+
+    /// Reads until `count` bytes or end of file (the socket has a 10 s receive timeout).
+    static func read(_ connection: borrowing FileDescriptor, atLeast count: Int) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < count {
+            let result = try buffer.withUnsafeMutableBytes { raw in try connection.read(into: raw) }
+            guard let read = result.value, read > 0 else { break }
+            bytes += buffer[0..<read]
+        }
+        return bytes
+    }
+}
