@@ -201,6 +201,58 @@ final class Received: Sendable {
         await broker.process.stop()
     }
 
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(3)))
+    func threeHostsBridgingEverythingDeliverEveryPostOnceInOrder() async throws {
+        let broker = try await TestBroker()
+        var hosts: [BridgedHost] = []
+        do {
+            for id in ["hostA", "hostB", "hostC"] {
+                hosts.append(try await BridgedHost(hostID: id, broker: broker.url, exports: ["**"], imports: ["**"]))
+            }
+            for host in hosts { try await host.waitUntilBridging(exports: 1) }
+            var clients: [Herald] = []
+            var received: [Received] = []
+            for host in hosts {
+                let client = try await host.connect()
+                clients.append(client)
+                received.append(Received(try await client.notifications(matching: "load.**")))
+            }
+            let posts = 1000
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, client) in clients.enumerated() {
+                    let name = "load.\(hosts[index].hostID)"
+                    group.addTask {
+                        for i in 0..<posts { try await client.post(name, userInfo: ["i": .number(Double(i))]) }
+                        try await client.flush()
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let total = posts * hosts.count
+            let complete = try await eventually(timeout: .seconds(60)) {
+                received.allSatisfy { $0.all.count >= total }
+            }
+            #expect(complete, "received \(received.map(\.all.count)) of \(total) each")
+            // A little longer, so a duplicate arriving late is seen.
+            try await Task.sleep(for: .milliseconds(300))
+            for (index, seen) in received.enumerated() {
+                #expect(seen.all.count == total, "host \(hosts[index].hostID) received \(seen.all.count)")
+                for origin in hosts {
+                    let values = seen.named("load.\(origin.hostID)").compactMap { $0.userInfo?["i"]?.doubleValue }
+                    #expect(
+                        values == (0..<posts).map(Double.init),
+                        "host \(hosts[index].hostID) got \(values.count) posts of \(origin.hostID), not each once in order"
+                    )
+                }
+            }
+            for client in clients { await client.close() }
+        } catch {
+            Issue.record(error)
+        }
+        for host in hosts { await host.stop() }
+        await broker.process.stop()
+    }
+
     /// A fake broker that answers CONNECT with malformed packets: the bridge must disconnect with the reason code,
     /// log it, and connect again, without crashing.
     @Test(.timeLimit(.minutes(2)))
