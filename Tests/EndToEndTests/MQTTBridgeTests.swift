@@ -8,17 +8,29 @@ import Testing
 
 /// A mosquitto of the test's own, on a free 127.0.0.1 port, with no persistence: never the system's service.
 final class TestBroker: Sendable {
-    let directory = TemporaryDirectory(prefix: "mq")
+    let directory: TemporaryDirectory
     let port: UInt16
     let process: ChildProcess
 
-    init() async throws {
-        port = try TestBroker.freePort()
+    /// Starts a broker; `persistence` keeps sessions (and the messages queued for them) in `directory` across a
+    /// restart, which `restarted()` does on the same port.
+    init(port: UInt16? = nil, directory: TemporaryDirectory = TemporaryDirectory(prefix: "mq"), persistence: Bool = false)
+        async throws
+    {
+        self.directory = directory
+        self.port = try port ?? TestBroker.freePort()
         let config = directory.file("mosquitto.conf")
-        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n"
-            .write(toFile: config, atomically: true, encoding: .utf8)
+        var text = "listener \(self.port) 127.0.0.1\nallow_anonymous true\nlog_dest stderr\n"
+        text += persistence ? "persistence true\npersistence_location \(directory.path)/\n" : "persistence false\n"
+        try text.write(toFile: config, atomically: true, encoding: .utf8)
         process = try ChildProcess(try SessionTools.path("mosquitto"), ["-c", config])
         _ = try await process.waitForStderrLine(containing: "running", timeout: .seconds(10))
+    }
+
+    /// Stops this broker (SIGTERM: it saves its sessions) and starts another on the same port and files.
+    func restarted() async throws -> TestBroker {
+        await process.stop()
+        return try await TestBroker(port: port, directory: directory, persistence: true)
     }
 
     var url: String { "mqtt://127.0.0.1:\(port)" }
@@ -250,6 +262,62 @@ final class Received: Sendable {
             Issue.record(error)
         }
         for host in hosts { await host.stop() }
+        await broker.process.stop()
+    }
+
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(3)))
+    func brokerRestartLosesNothingAcknowledgedAndCountsExactlyWhatTheQueueDropped() async throws {
+        var broker = try await TestBroker(persistence: true)
+        let a = try await BridgedHost(
+            hostID: "hostA",
+            broker: broker.url,
+            exports: ["load.**"],
+            imports: [],
+            extra: ["--queue-limit", "100"]
+        )
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["load.**"])
+        do {
+            try await a.waitUntilBridging(exports: 1)
+            try await b.waitUntilBridging(exports: 0)
+            let onA = try await a.connect()
+            let onB = try await b.connect()
+            let seen = Received(try await onB.notifications(matching: "load.**"))
+            // Fewer than the queue holds: while the broker is there, nothing is dropped.
+            for i in 0..<50 { try await onA.post("load.a", userInfo: ["i": .number(Double(i))]) }
+            let first = try await eventually(timeout: .seconds(20)) { seen.all.count == 50 }
+            #expect(first, "B received \(seen.all.count) of the first 50")
+
+            // The broker goes away; what A posts meanwhile waits in its bridge's queue of 100.
+            await broker.process.stop()
+            let noticed = try await eventually(timeout: .seconds(10)) {
+                a.bridge.stderrLines.contains { $0.contains("retrying in") }
+            }
+            #expect(noticed)
+            for i in 50..<350 { try await onA.post("load.a", userInfo: ["i": .number(Double(i))]) }
+            try await onA.flush()
+            broker = try await broker.restarted()
+
+            let rest = try await eventually(timeout: .seconds(30)) { seen.all.count >= 150 }
+            #expect(rest, "B received \(seen.all.count); bridge A: \(a.bridge.stderr)")
+            try await Task.sleep(for: .milliseconds(300))
+            let values = seen.named("load.a").compactMap { $0.userInfo?["i"]?.doubleValue }
+            // The first 50 before the restart, then the newest 100 the queue kept: the 200 oldest were dropped.
+            let expected: [Double] = Array(0..<50).map(Double.init) + Array(250..<350).map(Double.init)
+            #expect(values == expected)
+            let state = try await eventually(timeout: .seconds(10)) {
+                let value = try await onA.retainedValue(of: "bridge.mqtt.hostA")
+                return value?.userInfo?["connected"]?.boolValue == true
+                    && value?.userInfo?["dropped"]?.doubleValue == 200
+            }
+            let last = try await onA.retainedValue(of: "bridge.mqtt.hostA")?.userInfo
+            #expect(state, "bridge.mqtt.hostA: \(String(describing: last))")
+            await onA.close()
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        await a.stop()
+        await b.stop()
         await broker.process.stop()
     }
 
