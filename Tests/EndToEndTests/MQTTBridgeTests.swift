@@ -14,7 +14,11 @@ final class TestBroker: Sendable {
 
     /// Starts a broker; `persistence` keeps sessions (and the messages queued for them) in `directory` across a
     /// restart, which `restarted()` does on the same port.
-    init(port: UInt16? = nil, directory: TemporaryDirectory = TemporaryDirectory(prefix: "mq"), persistence: Bool = false)
+    init(
+        port: UInt16? = nil,
+        directory: TemporaryDirectory = TemporaryDirectory(prefix: "mq"),
+        persistence: Bool = false
+    )
         async throws
     {
         self.directory = directory
@@ -317,6 +321,44 @@ final class Received: Sendable {
             Issue.record(error)
         }
         await a.stop()
+        await b.stop()
+        await broker.process.stop()
+    }
+
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func bridgeReconnectsToARestartedHeralddAndSubscribesAgain() async throws {
+        let broker = try await TestBroker()
+        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["build.**"], imports: [])
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["build.**"])
+        var restarted: TestDaemon?
+        do {
+            try await a.waitUntilBridging(exports: 1)
+            try await b.waitUntilBridging(exports: 0)
+            let onB = try await b.connect()
+            let seen = Received(try await onB.notifications(matching: "build.**"))
+
+            _ = try await a.daemon.stop()
+            let daemon = try await TestDaemon.start(directory: a.daemon.directory)
+            restarted = daemon
+            let onA = try await Herald.connect(socketPath: daemon.socketPath, options: .init(reconnects: false))
+            // The bridge's subscription comes back on its own schedule: post until one is exported.
+            var posted = 0
+            let arrived = try await eventually(timeout: .seconds(20)) {
+                posted += 1
+                try await onA.post("build.after", userInfo: ["n": .number(Double(posted))])
+                try await Task.sleep(for: .milliseconds(50))
+                return !seen.named("build.after").isEmpty
+            }
+            #expect(arrived, "nothing from the restarted daemon reached B; bridge A: \(a.bridge.stderr)")
+            #expect(a.bridge.exitStatus == nil)
+            #expect(a.bridge.stderr.contains("lost the connection to heraldd"))
+            await onA.close()
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        await a.stop()
+        _ = try? await restarted?.stop()
         await b.stop()
         await broker.process.stop()
     }
