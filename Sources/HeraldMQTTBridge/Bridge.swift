@@ -384,8 +384,11 @@ public final class Bridge {
             properties.contentType = "application/json"
             properties.payloadFormatIndicator = 1
         }
-        if queue.enqueue(.init(topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)) {
-            logger.warning("the export queue is full: dropped the oldest message (\(queue.dropped) dropped)")
+        if queue.enqueue(.init(topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)),
+            queue.dropped == 1 || queue.dropped % 1000 == 0
+        {
+            // One line for the first drop and one a thousand, not one per message of a flood.
+            logger.warning("the export queue is full: dropping the oldest messages (\(queue.dropped) dropped)")
         }
         if options.verbose { logger.info("export \(name) → \(topic)\(retain ? " (retained)" : "")") }
         pump()
