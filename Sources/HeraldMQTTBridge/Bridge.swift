@@ -53,6 +53,8 @@ public final class Bridge {
     private var exportedSequences = RecentSet<UInt64>(capacity: 65_536)
     private var importedKeys = RecentSet<String>(capacity: 65_536)
     private var maxInflight = 100
+    /// The Keep Alive in force: ours, or the broker's Server Keep Alive, which overrides it (§3.2.2.3.14).
+    private var keepAliveSeconds: UInt16 = 0
     private var lastSent = ContinuousClock.now
     private var pingSent: ContinuousClock.Instant?
     private var lastSubscribeIdentifier: UInt16 = 0
@@ -231,7 +233,8 @@ public final class Bridge {
 
     private func keepAlive() {
         guard connected, let link else { return }
-        let period = Duration.seconds(Int(options.keepAlive))
+        guard keepAliveSeconds > 0 else { return }
+        let period = Duration.seconds(Int(keepAliveSeconds))
         if let pingSent, ContinuousClock.now - pingSent > period {
             logger.warning("the broker did not answer PINGREQ within \(period)")
             link.close()
@@ -254,6 +257,7 @@ public final class Bridge {
             connected = true
             backoff = .milliseconds(100)
             maxInflight = min(Int(connack.properties.receiveMaximum ?? 65_535), 1000)
+            keepAliveSeconds = connack.properties.serverKeepAlive ?? options.keepAlive
             logger.notice("connected to mqtt://\(options.host):\(options.port)")
             subscribe()
             publishPresence()
@@ -342,7 +346,11 @@ public final class Bridge {
     private func export(_ notification: HeraldNotification) async {
         if let notice = notification.notice {
             // A new daemon numbers its posts from 1 again.
-            if notice == .reconnected { exportedSequences.removeAll() }
+            if notice == .reconnected {
+                exportedSequences.removeAll()
+                // The new daemon has no retained state of ours.
+                await postState()
+            }
             return
         }
         // Loop-free: what this bridge posted came from MQTT.

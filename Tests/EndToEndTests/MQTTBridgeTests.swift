@@ -461,6 +461,42 @@ final class Received: Sendable {
         await host.stop()
     }
 
+    /// A broker that accepts the connection and then says nothing: the bridge sends PINGREQ after half its Keep
+    /// Alive, gives up after a whole one without PINGRESP, and connects again.
+    @Test(.timeLimit(.minutes(2)))
+    func silentBrokerIsLeftAfterTheKeepAliveAndRetried() async throws {
+        let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        let port = try TCPSocket.localPort(of: listener)
+        let host = try await BridgedHost(
+            hostID: "hostS",
+            broker: "mqtt://127.0.0.1:\(port)",
+            exports: [],
+            imports: ["x.**"],
+            extra: ["--keep-alive", "2"]
+        )
+        do {
+            let connection = try await Self.accept(listener)
+            _ = try await Self.read(connection, atLeast: 2)
+            try ([0x20, 0x03, 0x00, 0x00, 0x00] as [UInt8]).withUnsafeBytes { raw in _ = try connection.send(raw) }
+            _ = try await Self.read(connection, atLeast: 1)  // its SUBSCRIBE and PUBLISH
+            let ping = try await eventually(timeout: .seconds(10)) {
+                var bytes = [UInt8](repeating: 0, count: 256)
+                let result = try bytes.withUnsafeMutableBytes { raw in try connection.read(into: raw) }
+                guard let count = result.value else { return false }
+                return bytes[0..<count].contains(0xC0)
+            }
+            #expect(ping, "no PINGREQ")
+            let again = try await Self.accept(listener)
+            again.close()
+            #expect(host.bridge.stderr.contains("did not answer PINGREQ"))
+            connection.close()
+        } catch {
+            Issue.record(error)
+        }
+        listener.close()
+        await host.stop()
+    }
+
     struct NotConnected: Error, CustomStringConvertible {
         var description: String { "the bridge did not connect within 10 s" }
     }
