@@ -49,19 +49,19 @@ public final class Bridge {
     private var generation = 0
     private var connected = false
     private var backoff = Duration.milliseconds(100)
-    private var queue: ExportQueue
-    private var exportedSequences = RecentSet<UInt64>(capacity: 65_536)
-    private var importedKeys = RecentSet<String>(capacity: 65_536)
+    var queue: ExportQueue
+    var exportedSequences = RecentSet<UInt64>(capacity: 65_536)
+    var importedKeys = RecentSet<String>(capacity: 65_536)
     private var maxInflight = 100
     /// The Keep Alive in force: ours, or the broker's Server Keep Alive, which overrides it (§3.2.2.3.14).
     private var keepAliveSeconds: UInt16 = 0
     private var lastSent = ContinuousClock.now
     private var pingSent: ContinuousClock.Instant?
     private var lastSubscribeIdentifier: UInt16 = 0
-    private var refused: UInt64 = 0
-    private var exported: UInt64 = 0
-    private var imported: UInt64 = 0
-    private var loopsDropped: UInt64 = 0
+    var refused: UInt64 = 0
+    var exported: UInt64 = 0
+    var imported: UInt64 = 0
+    var loopsDropped: UInt64 = 0
 
     /// Creates a bridge on a connected Herald.
     public init(
@@ -199,7 +199,7 @@ public final class Bridge {
     /// The largest packet accepted from the broker: a Herald payload is at most a few MiB.
     static let maximumPacketSize = 16 << 20
 
-    private var qos: QoS { options.qos == 0 ? .atMostOnce : .atLeastOnce }
+    var qos: QoS { options.qos == 0 ? .atMostOnce : .atLeastOnce }
 
     private func send(_ packet: Packet) {
         guard let link else { return }
@@ -333,7 +333,7 @@ public final class Bridge {
         )
     }
 
-    private func pump() {
+    func pump() {
         guard connected else { return }
         while let message = queue.next(maxInflight: maxInflight) {
             send(.publish(message))
@@ -341,145 +341,9 @@ public final class Bridge {
         }
     }
 
-    // MARK: Herald → MQTT
-
-    private func export(_ notification: HeraldNotification) async {
-        if let notice = notification.notice {
-            // A new daemon numbers its posts from 1 again.
-            if notice == .reconnected {
-                exportedSequences.removeAll()
-                // The new daemon has no retained state of ours.
-                await postState()
-            }
-            return
-        }
-        // Loop-free: what this bridge posted came from MQTT.
-        guard notification.sender.pid != ownPID else { return }
-        let name = notification.name
-        // The daemon's own names stay on their host; presence is published by the bridges alone.
-        if name.hasPrefix("herald.") || Self.isPresenceName(name) { return }
-        // A post matched by two export patterns arrives twice.
-        guard exportedSequences.insert(notification.sequence) else { return }
-        let topic: String
-        do {
-            topic = try mapping.topic(forName: name)
-        } catch {
-            refused += 1
-            logger.info("not exported: \(name): \(error) (\(refused) refused)")
-            return
-        }
-        let payload = notification.payload
-        var retain = notification.isRetained
-        if !retain {
-            // A live NOTIFY does not say whether its post was retained (wire.md, NOTIFY): the retained value does.
-            let current = try? await herald.retainedValue(of: name)
-            if let current {
-                retain = current.sequence == notification.sequence
-            } else {
-                // No value now: an empty post cleared it, and clears the broker's copy too.
-                retain = payload.isEmpty
-            }
-        }
-        var properties = Properties()
-        properties.userProperties = [
-            UserProperty(UserPropertyName.originHost, hostID),
-            UserProperty(UserPropertyName.senderPID, String(notification.sender.pid)),
-            UserProperty(UserPropertyName.senderUID, String(notification.sender.uid)),
-            UserProperty(UserPropertyName.sequence, String(notification.sequence)),
-            UserProperty(UserPropertyName.daemonPID, String(herald.daemonPID)),
-        ]
-        if !payload.isEmpty, JSONValue.decode(payload) != nil {
-            properties.contentType = "application/json"
-            properties.payloadFormatIndicator = 1
-        }
-        if queue.enqueue(.init(topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)),
-            queue.dropped == 1 || queue.dropped % 1000 == 0
-        {
-            // One line for the first drop and one a thousand, not one per message of a flood.
-            logger.warning("the export queue is full: dropping the oldest messages (\(queue.dropped) dropped)")
-        }
-        if options.verbose { logger.info("export \(name) → \(topic)\(retain ? " (retained)" : "")") }
-        pump()
-    }
-
-    static func isPresenceName(_ name: String) -> Bool {
-        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
-        return segments.count == 3 && segments[0] == "hosts" && segments[2] == "online"
-    }
-
-    // MARK: MQTT → Herald
-
-    private func importMessage(_ publish: Packet.Publish) async {
-        let properties = publish.properties
-        let origin = properties.userProperty(UserPropertyName.originHost)
-        // Loop-free: this host's own messages, come back through a broker-side loop or a second bridge.
-        if origin == hostID {
-            loopsDropped += 1
-            return
-        }
-        let name: String
-        do {
-            name = try mapping.name(forTopic: publish.topic)
-        } catch {
-            refused += 1
-            logger.info("not imported: \(publish.topic): \(error) (\(refused) refused)")
-            return
-        }
-        let isPresence = Self.isPresenceName(name)
-        // MQTT's '#' also matches the level above it, which Herald's '**' does not.
-        guard isPresence || importPatterns.contains(where: { Self.matches(name, $0) }) else { return }
-        if !name.hasPrefix("herald."), let origin,
-            let sequence = properties.userProperty(UserPropertyName.sequence)
-        {
-            let daemon = properties.userProperty(UserPropertyName.daemonPID) ?? ""
-            guard importedKeys.insert("\(origin)/\(daemon)/\(sequence)") else { return }
-        }
-        guard !name.hasPrefix("herald.") else {
-            refused += 1
-            return
-        }
-        var payload = publish.payload
-        if let origin, !isPresence, case .object(var object)? = JSONValue.decode(payload) {
-            var record: [String: JSONValue] = ["host": .string(origin)]
-            if let pid = properties.userProperty(UserPropertyName.senderPID).flatMap(Double.init) {
-                record["pid"] = .number(pid)
-            }
-            if let uid = properties.userProperty(UserPropertyName.senderUID).flatMap(Double.init) {
-                record["uid"] = .number(uid)
-            }
-            if let sequence = properties.userProperty(UserPropertyName.sequence).flatMap(Double.init) {
-                record["sequence"] = .number(sequence)
-            }
-            object[Self.originMember] = .object(record)
-            payload = JSONValue.encodeObject(object)
-        }
-        do {
-            try await herald.post(name, payload: payload, retain: publish.retain)
-            imported += 1
-            if options.verbose { logger.info("import \(publish.topic) → \(name)") }
-        } catch {
-            logger.warning("cannot post \(name): \(error)")
-        }
-    }
-
-    /// Whether `name` matches a Herald pattern's segments: `*` one segment, a final `**` one or more.
-    static func matches(_ name: String, _ pattern: [Substring]) -> Bool {
-        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
-        if pattern.last == "**" {
-            guard segments.count >= pattern.count else { return false }
-        } else {
-            guard segments.count == pattern.count else { return false }
-        }
-        for (index, part) in pattern.enumerated() {
-            if part == "**" { return true }
-            if part != "*" && part != segments[index] { return false }
-        }
-        return true
-    }
-
     // MARK: State
 
-    private func postState() async {
+    func postState() async {
         let state: [String: JSONValue] = [
             "connected": .bool(connected),
             "queued": .number(Double(queue.waitingCount + queue.inflightCount)),
