@@ -55,6 +55,8 @@ public final class Bridge {
     private var maxInflight = 100
     /// The Keep Alive in force: ours, or the broker's Server Keep Alive, which overrides it (§3.2.2.3.14).
     private var keepAliveSeconds: UInt16 = 0
+    /// When the connection now waiting for its CONNACK was started.
+    private var connectStarted: ContinuousClock.Instant?
     private var lastSent = ContinuousClock.now
     private var pingSent: ContinuousClock.Instant?
     private var lastSubscribeIdentifier: UInt16 = 0
@@ -190,6 +192,7 @@ public final class Bridge {
             }
             lastSent = .now
             pingSent = nil
+            connectStarted = .now
         } catch {
             logger.error("cannot start a connection to the broker: \(error)")
             scheduleReconnect()
@@ -232,7 +235,15 @@ public final class Bridge {
     }
 
     private func keepAlive() {
-        guard connected, let link else { return }
+        guard let link else { return }
+        // A broker that takes the connection but never answers CONNECT would otherwise hold the bridge forever.
+        if !connected, let connectStarted, ContinuousClock.now - connectStarted > .seconds(Int(options.keepAlive)) {
+            logger.warning("the broker did not answer CONNECT within \(options.keepAlive) seconds")
+            self.connectStarted = nil
+            link.close()
+            return
+        }
+        guard connected else { return }
         guard keepAliveSeconds > 0 else { return }
         let period = Duration.seconds(Int(keepAliveSeconds))
         if let pingSent, ContinuousClock.now - pingSent > period {
