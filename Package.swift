@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "herald-chat-server", targets: ["herald-chat-server"]),
         .executable(name: "herald-chat", targets: ["herald-chat"]),
         .executable(name: "herald-bench", targets: ["herald-bench"]),
+        .executable(name: "herald-mqtt-bridge", targets: ["herald-mqtt-bridge"]),
     ],
     targets: [
         // Pure: frames, the codec, names and patterns. Stdlib only, no Foundation, no I/O.
@@ -26,6 +27,8 @@ let package = Package(
         .target(name: "HeraldBroker", dependencies: ["HeraldWire"], swiftSettings: strict),
         // Pure: plugin files, the discovery rules and the supervisor's state machine. No I/O, no clock.
         .target(name: "HeraldPlugins", dependencies: ["HeraldWire"], swiftSettings: strict),
+        // Pure: the MQTT 5.0 codec and the Herald name ↔ topic mapping of the MQTT bridge. Stdlib only, no I/O.
+        .target(name: "HeraldMQTT", swiftSettings: strict),
         // C: what Glibc does not expose to Swift (epoll, eventfd, signalfd, accept4, SO_PEERCRED).
         .target(name: "CHeraldShim", cSettings: [.define("_GNU_SOURCE")]),
         // The only module that makes syscalls.
@@ -74,6 +77,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "herald-chat", dependencies: ["HeraldChatClient"], swiftSettings: strict),
+        // The MQTT bridge as a library: its options, the export queue, the broker connection and the loop.
+        .target(
+            name: "HeraldMQTTBridge",
+            dependencies: ["Herald", "HeraldMQTT", "HeraldPosix"],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "herald-mqtt-bridge", dependencies: ["HeraldMQTTBridge"], swiftSettings: strict),
         // The benchmark workload of shared/bench/peers, through the Herald library on both ends.
         .executableTarget(
             name: "herald-bench",
@@ -97,6 +107,8 @@ let package = Package(
         .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"]),
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
         .testTarget(name: "HeraldPluginsTests", dependencies: ["HeraldPlugins", "HeraldWire"]),
+        .testTarget(name: "HeraldMQTTTests", dependencies: ["HeraldMQTT"]),
+        .testTarget(name: "HeraldMQTTBridgeTests", dependencies: ["HeraldMQTTBridge", "HeraldMQTT", "HeraldPlugins"]),
         .testTarget(name: "HeraldPosixTests", dependencies: ["HeraldPosix"]),
         .testTarget(name: "HeraldArgumentsTests", dependencies: ["HeraldArguments"]),
         .testTarget(name: "HeraldLaunchTests", dependencies: ["HeraldLaunch"]),
@@ -111,7 +123,8 @@ let package = Package(
             dependencies: [
                 "Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd", "herald",
                 "herald-example",
-                "herald-chat-server", "herald-chat", "herald-bench", "ChatCore", "HeraldPlugins",
+                "herald-chat-server", "herald-chat", "herald-bench", "ChatCore", "HeraldPlugins", "herald-mqtt-bridge",
+                "HeraldMQTT",
             ]
         ),
     ],

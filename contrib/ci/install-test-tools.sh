@@ -2,7 +2,8 @@
 # Installs the tools that the desktop-integration tests run for real, and only those missing:
 # systemd-socket-activate and systemd-analyze (systemd), dbus-daemon and dbus-monitor (dbus,
 # dbus-bin), gdbus (libglib2.0-bin), groff (groff-base), the shells the completions are for
-# (bash, zsh, fish) and desktop-file-validate (desktop-file-utils).
+# (bash, zsh, fish), desktop-file-validate (desktop-file-utils) and mosquitto (the MQTT bridge's tests start
+# their own on a free port; the package's service, where it starts, is not used).
 # Debian and Ubuntu; run as root (CI is). `apt-get update` runs only when something is missing.
 set -eu
 
@@ -20,6 +21,7 @@ need bash bash
 need zsh zsh
 need fish fish
 need desktop-file-validate desktop-file-utils
+need mosquitto mosquitto
 
 if [ -z "$missing" ]; then
     exit 0

@@ -1,0 +1,373 @@
+import Foundation
+public import Herald
+import HeraldMQTT
+public import HeraldPosix
+
+/// The bridge between one Herald daemon and one MQTT broker: a plain Herald client on one side, an MQTT 5 client on
+/// the other. Every event (a local notification, a packet, the broker connection's end, a timer) goes through one
+/// stream to one loop, which owns all the state.
+///
+/// Loop-free: posts this process made are not exported (their sender pid is ours); MQTT subscriptions use No
+/// Local; a message whose origin host is this host is not imported; a message seen before (same origin, daemon
+/// and sequence) is not imported twice.
+public final class Bridge {
+    enum Event: Sendable {
+        case local(HeraldNotification)
+        case exporting(String)
+        case link(generation: Int, MQTTLink.Event)
+        case reconnect(generation: Int)
+        case tick
+    }
+
+    /// The user properties an exported message carries.
+    public enum UserPropertyName {
+        public static let originHost = "herald-origin-host"
+        public static let senderPID = "herald-sender-pid"
+        public static let senderUID = "herald-sender-uid"
+        public static let sequence = "herald-sequence"
+        /// The origin daemon's pid: sequences start again when a daemon restarts, so it is part of a message's key.
+        public static let daemonPID = "herald-daemon-pid"
+    }
+
+    /// The member added to an imported JSON object payload, with the origin's host, pid, uid and sequence.
+    public static let originMember = "heraldOrigin"
+
+    let options: BridgeOptions
+    let herald: Herald
+    let mapping: TopicMapping
+    let hostID: String
+    let password: [UInt8]?
+    let logger: Logger
+    let ownPID = ProcessIdentity.currentPID()
+    let stateName: String
+    let importPatterns: [[Substring]]
+
+    private let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+
+    private var link: MQTTLink?
+    private var generation = 0
+    private var connected = false
+    private var backoff = Duration.milliseconds(100)
+    var queue: ExportQueue
+    var exportedSequences = RecentSet<UInt64>(capacity: 65_536)
+    var importedKeys = RecentSet<String>(capacity: 65_536)
+    private var maxInflight = 100
+    /// The Keep Alive in force: ours, or the broker's Server Keep Alive, which overrides it (§3.2.2.3.14).
+    private var keepAliveSeconds: UInt16 = 0
+    /// When the connection now waiting for its CONNACK was started.
+    private var connectStarted: ContinuousClock.Instant?
+    private var lastSent = ContinuousClock.now
+    private var pingSent: ContinuousClock.Instant?
+    private var lastSubscribeIdentifier: UInt16 = 0
+    var refused: UInt64 = 0
+    var exported: UInt64 = 0
+    var imported: UInt64 = 0
+    var loopsDropped: UInt64 = 0
+
+    /// Creates a bridge on a connected Herald.
+    public init(
+        options: BridgeOptions,
+        herald: Herald,
+        hostID: String,
+        password: [UInt8]?,
+        logger: Logger
+    ) throws(BridgeOptions.UsageError) {
+        guard let mapping = TopicMapping(prefix: options.prefix) else {
+            throw BridgeOptions.UsageError(description: "--prefix '\(options.prefix)' is not a plain MQTT topic")
+        }
+        self.options = options
+        self.herald = herald
+        self.mapping = mapping
+        self.hostID = hostID
+        self.password = password
+        self.logger = logger
+        self.stateName = "bridge.mqtt.\(hostID)"
+        self.importPatterns = options.imports.map { $0.split(separator: ".", omittingEmptySubsequences: false) }
+        self.queue = ExportQueue(limit: options.queueLimit)
+        (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
+        for pattern in options.exports + options.imports {
+            do {
+                _ = try mapping.filter(forPattern: pattern)
+            } catch {
+                throw BridgeOptions.UsageError(description: "the pattern '\(pattern)' has no MQTT filter: \(error)")
+            }
+        }
+    }
+
+    /// The name of the retained state this bridge posts: `bridge.mqtt.HOSTID` (clients may not post under
+    /// `herald.`).
+    public static func stateName(hostID: String) -> String { "bridge.mqtt.\(hostID)" }
+
+    /// Runs until the Herald connection is closed for good.
+    public func run() async {
+        let continuation = self.continuation
+        for pattern in options.exports {
+            let herald = self.herald
+            Task {
+                do {
+                    let notifications = try await herald.notifications(matching: pattern)
+                    continuation.yield(.exporting(pattern))
+                    for try await notification in notifications { continuation.yield(.local(notification)) }
+                } catch {
+                    continuation.yield(.link(generation: -1, .closed("the subscription to \(pattern) ended: \(error)")))
+                }
+            }
+        }
+        Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                continuation.yield(.tick)
+            }
+        }
+        await postState()
+        connect()
+        for await event in events {
+            await handle(event)
+        }
+    }
+
+    private func handle(_ event: Event) async {
+        switch event {
+        case .local(let notification):
+            await export(notification)
+        case .exporting(let pattern):
+            logger.notice("exporting \(pattern)")
+        case .link(let eventGeneration, let linkEvent):
+            if eventGeneration == -1, case .closed(let reason) = linkEvent {
+                logger.error(reason)
+                return
+            }
+            guard eventGeneration == generation else { return }
+            switch linkEvent {
+            case .packet(let packet): await received(packet)
+            case .closed(let reason): await linkClosed(reason)
+            }
+        case .reconnect(let eventGeneration):
+            if eventGeneration == generation && link == nil { connect() }
+        case .tick:
+            keepAlive()
+        }
+    }
+
+    // MARK: The broker connection
+
+    private func connect() {
+        generation += 1
+        let current = generation
+        var willProperties = Properties()
+        willProperties.userProperties = [UserProperty(UserPropertyName.originHost, hostID)]
+        let connect = Packet.Connect(
+            // The pid keeps a second bridge on this host from taking this one's session over.
+            clientIdentifier: "herald-\(hostID)-\(ownPID)",
+            cleanStart: generation == 1,
+            keepAlive: options.keepAlive,
+            properties: {
+                var properties = Properties()
+                // Kept for 5 minutes, the session holds QoS 1 messages for this bridge while it reconnects.
+                properties.sessionExpiryInterval = 300
+                properties.receiveMaximum = 1000
+                properties.maximumPacketSize = UInt32(Self.maximumPacketSize)
+                return properties
+            }(),
+            will: Packet.Will(
+                topic: mapping.presenceTopic(hostID: hostID),
+                payload: Array("false".utf8),
+                qos: qos,
+                retain: true,
+                properties: willProperties
+            ),
+            username: options.username,
+            password: password
+        )
+        let continuation = self.continuation
+        do {
+            link = try MQTTLink(
+                host: options.host,
+                port: options.port,
+                first: try Packet.connect(connect).encode(),
+                maximumPacketSize: Self.maximumPacketSize
+            ) { event in
+                continuation.yield(.link(generation: current, event))
+            }
+            lastSent = .now
+            pingSent = nil
+            connectStarted = .now
+        } catch {
+            logger.error("cannot start a connection to the broker: \(error)")
+            scheduleReconnect()
+        }
+    }
+
+    /// The largest packet accepted from the broker: a Herald payload is at most a few MiB.
+    static let maximumPacketSize = 16 << 20
+
+    var qos: QoS { options.qos == 0 ? .atMostOnce : .atLeastOnce }
+
+    private func send(_ packet: Packet) {
+        guard let link else { return }
+        do {
+            link.send(try packet.encode())
+            lastSent = .now
+        } catch {
+            logger.error("cannot encode \(packet.type): \(error)")
+        }
+    }
+
+    private func linkClosed(_ reason: String) async {
+        let wasConnected = connected
+        link = nil
+        connected = false
+        logger.warning("mqtt://\(options.host):\(options.port): \(reason); retrying in \(backoff)")
+        scheduleReconnect()
+        if wasConnected { await postState() }
+    }
+
+    private func scheduleReconnect() {
+        let current = generation
+        let delay = backoff
+        backoff = min(backoff * 2, .seconds(30))
+        let continuation = self.continuation
+        Task {
+            try? await Task.sleep(for: delay)
+            continuation.yield(.reconnect(generation: current))
+        }
+    }
+
+    private func keepAlive() {
+        guard let link else { return }
+        // A broker that takes the connection but never answers CONNECT would otherwise hold the bridge forever.
+        if !connected, let connectStarted, ContinuousClock.now - connectStarted > .seconds(Int(options.keepAlive)) {
+            logger.warning("the broker did not answer CONNECT within \(options.keepAlive) seconds")
+            self.connectStarted = nil
+            link.close()
+            return
+        }
+        guard connected else { return }
+        guard keepAliveSeconds > 0 else { return }
+        let period = Duration.seconds(Int(keepAliveSeconds))
+        if let pingSent, ContinuousClock.now - pingSent > period {
+            logger.warning("the broker did not answer PINGREQ within \(period)")
+            link.close()
+            return
+        }
+        if pingSent == nil && ContinuousClock.now - lastSent >= period / 2 {
+            send(.pingreq)
+            pingSent = .now
+        }
+    }
+
+    private func received(_ packet: Packet) async {
+        switch packet {
+        case .connack(let connack):
+            guard !connack.reasonCode.isFailure else {
+                logger.error("the broker refused the connection: \(connack.reasonCode)")
+                link?.close()
+                return
+            }
+            connected = true
+            backoff = .milliseconds(100)
+            maxInflight = min(Int(connack.properties.receiveMaximum ?? 65_535), 1000)
+            keepAliveSeconds = connack.properties.serverKeepAlive ?? options.keepAlive
+            logger.notice("connected to mqtt://\(options.host):\(options.port)")
+            subscribe()
+            publishPresence()
+            for message in queue.resends() { send(.publish(message)) }
+            pump()
+            await postState()
+        case .publish(let publish):
+            await importMessage(publish)
+            if publish.qos == .atLeastOnce { send(.puback(.init(packetIdentifier: publish.packetIdentifier))) }
+        case .puback(let ack):
+            if queue.acknowledged(ack.packetIdentifier) { pump() }
+        case .suback(let suback):
+            if let failure = suback.reasonCodes.first(where: \.isFailure) {
+                logger.error("the broker refused a subscription: \(failure)")
+            } else {
+                logger.notice("subscribed to \(suback.reasonCodes.count) filters")
+            }
+        case .pingresp:
+            pingSent = nil
+        case .disconnect(let disconnect):
+            logger.warning(
+                "the broker disconnected: \(disconnect.reasonCode) \(disconnect.properties.reasonString ?? "")"
+            )
+        case .pubrec, .pubrel, .pubcomp, .unsuback:
+            break
+        case .connect, .subscribe, .unsubscribe, .pingreq, .auth:
+            logger.error("the broker sent \(packet.type), which a server does not send")
+            send(.disconnect(.init(reasonCode: .protocolError)))
+            link?.close()
+        }
+    }
+
+    private func subscribe() {
+        var subscriptions = [
+            Packet.Subscription(
+                topicFilter: mapping.presenceFilter,
+                qos: qos,
+                noLocal: true,
+                retainAsPublished: true,
+                retainHandling: .sendIfNewSubscription
+            )
+        ]
+        for pattern in options.imports {
+            guard let filter = try? mapping.filter(forPattern: pattern) else { continue }
+            subscriptions.append(
+                Packet.Subscription(
+                    topicFilter: filter,
+                    qos: qos,
+                    noLocal: true,
+                    retainAsPublished: true,
+                    retainHandling: .sendIfNewSubscription
+                )
+            )
+        }
+        lastSubscribeIdentifier = lastSubscribeIdentifier == .max ? 1 : lastSubscribeIdentifier + 1
+        send(.subscribe(.init(packetIdentifier: lastSubscribeIdentifier, subscriptions: subscriptions)))
+    }
+
+    private func publishPresence() {
+        var properties = Properties()
+        properties.userProperties = [UserProperty(UserPropertyName.originHost, hostID)]
+        // Not through the queue: presence is a fact about this connection, not a message to deliver later.
+        send(
+            .publish(
+                .init(
+                    topic: mapping.presenceTopic(hostID: hostID),
+                    payload: Array("true".utf8),
+                    qos: .atMostOnce,
+                    retain: true,
+                    properties: properties
+                )
+            )
+        )
+    }
+
+    func pump() {
+        guard connected else { return }
+        while let message = queue.next(maxInflight: maxInflight) {
+            send(.publish(message))
+            exported += 1
+        }
+    }
+
+    // MARK: State
+
+    func postState() async {
+        let state: [String: JSONValue] = [
+            "connected": .bool(connected),
+            "queued": .number(Double(queue.waitingCount + queue.inflightCount)),
+            "dropped": .number(Double(queue.dropped)),
+            "refused": .number(Double(refused)),
+            "exported": .number(Double(exported)),
+            "imported": .number(Double(imported)),
+            "broker": .string("mqtt://\(options.host):\(options.port)"),
+        ]
+        do {
+            try await herald.post(stateName, userInfo: state, retain: true)
+        } catch {
+            logger.warning("cannot post \(stateName): \(error)")
+        }
+    }
+}

@@ -1,0 +1,5 @@
+import Foundation
+import HeraldMQTTBridge
+
+// herald-mqtt-bridge: the bridge lives in the HeraldMQTTBridge library, where its parts are tested.
+exit(await BridgeMain.run(arguments: Array(CommandLine.arguments.dropFirst())))

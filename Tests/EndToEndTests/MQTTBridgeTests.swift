@@ -1,0 +1,536 @@
+import Foundation
+import Herald
+import HeraldLaunch
+import HeraldPosix
+import HeraldTestSupport
+import Synchronization
+import Testing
+
+/// A mosquitto of the test's own, on a free 127.0.0.1 port, with no persistence: never the system's service.
+final class TestBroker: Sendable {
+    let directory: TemporaryDirectory
+    let port: UInt16
+    let process: ChildProcess
+
+    /// Starts a broker, on `port` if given.
+    init(port: UInt16? = nil, directory: TemporaryDirectory = TemporaryDirectory(prefix: "mq")) async throws {
+        self.directory = directory
+        self.port = try port ?? TestBroker.freePort()
+        let config = directory.file("mosquitto.conf")
+        try "listener \(self.port) 127.0.0.1\nallow_anonymous true\nlog_dest stderr\npersistence false\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        process = try ChildProcess(try SessionTools.path("mosquitto"), ["-c", config])
+        _ = try await process.waitForStderrLine(containing: "running", timeout: .seconds(10))
+    }
+
+    /// Stops this broker and starts another on the same port: it knows no session of the first.
+    func restarted() async throws -> TestBroker {
+        await process.stop()
+        return try await TestBroker(port: port, directory: directory)
+    }
+
+    var url: String { "mqtt://127.0.0.1:\(port)" }
+
+    /// A port the kernel just handed out and nobody holds: bound, read back, and closed.
+    static func freePort() throws -> UInt16 {
+        let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        let port = try TCPSocket.localPort(of: listener)
+        listener.close()
+        return port
+    }
+}
+
+/// One host: its own heraldd and its bridge.
+final class BridgedHost: Sendable {
+    let daemon: TestDaemon
+    let bridge: ChildProcess
+    let hostID: String
+
+    init(hostID: String, broker: String, exports: [String], imports: [String], extra: [String] = []) async throws {
+        self.hostID = hostID
+        daemon = try await TestDaemon.start()
+        var arguments = ["--broker", broker, "--host-id", hostID, "--socket", daemon.socketPath] + extra
+        for pattern in exports { arguments += ["--export", pattern] }
+        for pattern in imports { arguments += ["--import", pattern] }
+        bridge = try ChildProcess(TestBinaries.path("herald-mqtt-bridge"), arguments)
+    }
+
+    /// Waits until the bridge's subscriptions on both sides are live.
+    func waitUntilBridging(exports: Int) async throws {
+        _ = try await bridge.waitForStderrLine(containing: "subscribed to", timeout: .seconds(20))
+        let ready = try await eventually(timeout: .seconds(20)) {
+            bridge.stderrLines.filter { $0.contains("notice: exporting") }.count == exports
+        }
+        #expect(ready, "the bridge of \(hostID) did not subscribe: \(bridge.stderr)")
+    }
+
+    func connect() async throws -> Herald {
+        try await Herald.connect(socketPath: daemon.socketPath, options: .init(reconnects: false))
+    }
+
+    func stop() async {
+        await bridge.stop()
+        _ = try? await daemon.stop()
+    }
+}
+
+/// Collects what one subscription receives.
+final class Received: Sendable {
+    private final class Items: Sendable {
+        let mutex = Mutex<[HeraldNotification]>([])
+    }
+
+    private let items = Items()
+    private let task: Task<Void, Never>
+
+    init(_ notifications: HeraldNotifications) {
+        let items = self.items
+        task = Task {
+            do {
+                for try await notification in notifications where notification.notice == nil {
+                    items.mutex.withLock { $0.append(notification) }
+                }
+            } catch {}
+        }
+    }
+
+    var all: [HeraldNotification] { items.mutex.withLock { $0 } }
+
+    func named(_ name: String) -> [HeraldNotification] { all.filter { $0.name == name } }
+
+    deinit { task.cancel() }
+}
+
+/// herald-mqtt-bridge against a real mosquitto, with a heraldd per host (issue 18).
+@Suite(.serialized) struct MQTTBridgeTests {
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func postOnAReachesBOnceWithItsOriginAndDoesNotComeBack() async throws {
+        let broker = try await TestBroker()
+        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["build.**"], imports: ["build.**"])
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: ["build.**"], imports: ["build.**"])
+        do {
+            try await a.waitUntilBridging(exports: 1)
+            try await b.waitUntilBridging(exports: 1)
+            let onA = try await a.connect()
+            let onB = try await b.connect()
+            let seenOnA = Received(try await onA.notifications(matching: "build.**"))
+            let seenOnB = Received(try await onB.notifications(matching: "build.**"))
+
+            try await onA.post("build.done", userInfo: ["ok": true])
+            let arrived = try await eventually(timeout: .seconds(10)) { !seenOnB.named("build.done").isEmpty }
+            #expect(arrived, "B never received build.done; bridge A: \(a.bridge.stderr) bridge B: \(b.bridge.stderr)")
+
+            // A barrier: a post on B after the import reaches A after anything B's bridge would have sent back.
+            try await onB.post("build.marker", userInfo: [:])
+            let barrier = try await eventually(timeout: .seconds(10)) { !seenOnA.named("build.marker").isEmpty }
+            #expect(barrier)
+
+            let onBDone = seenOnB.named("build.done")
+            #expect(onBDone.count == 1)
+            #expect(onBDone.first?.sender.pid == b.bridge.pid, "local subscribers see the bridge as the sender")
+            let origin = onBDone.first?.userInfo?["heraldOrigin"]
+            #expect(origin?["host"]?.stringValue == "hostA")
+            #expect(origin?["pid"]?.doubleValue != nil)
+            #expect(onBDone.first?.userInfo?["ok"]?.boolValue == true)
+            // A's subscriber saw its own post once, and never the copy B's bridge posted.
+            #expect(seenOnA.named("build.done").count == 1)
+            #expect(seenOnA.named("build.done").first?.sender.pid != a.bridge.pid)
+            await onA.close()
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        await a.stop()
+        await b.stop()
+        await broker.process.stop()
+    }
+
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func retainedValueSetOnAIsReadOnBAndClearingItClearsIt() async throws {
+        let broker = try await TestBroker()
+        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["build.**"], imports: [])
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["build.**"])
+        do {
+            try await a.waitUntilBridging(exports: 1)
+            try await b.waitUntilBridging(exports: 0)
+            let onA = try await a.connect()
+            let onB = try await b.connect()
+
+            try await onA.post("build.state", userInfo: ["v": 1], retain: true)
+            let set = try await eventually(timeout: .seconds(10)) {
+                try await onB.retainedValue(of: "build.state")?.userInfo?["v"]?.doubleValue == 1
+            }
+            #expect(set, "B has no retained build.state; bridge B: \(b.bridge.stderr)")
+            let state = try await run("herald", ["get", "build.state"], environment: b.daemon.environment)
+            #expect(state.status == 0)
+            #expect(state.stdout.contains("\"v\":1"))
+
+            try await onA.post("build.state", payload: [], retain: true)
+            let cleared = try await eventually(timeout: .seconds(10)) {
+                try await onB.retainedValue(of: "build.state") == nil
+            }
+            #expect(cleared, "B still has build.state; bridge B: \(b.bridge.stderr)")
+            await onA.close()
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        await a.stop()
+        await b.stop()
+        await broker.process.stop()
+    }
+
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func sigkillOfABridgeTurnsItsHostOfflineOnTheOtherHost() async throws {
+        let broker = try await TestBroker()
+        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["x.**"], imports: [])
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["x.**"])
+        do {
+            try await a.waitUntilBridging(exports: 1)
+            try await b.waitUntilBridging(exports: 0)
+            let onB = try await b.connect()
+            let online = try await eventually(timeout: .seconds(10)) {
+                try await onB.retainedValue(of: "hosts.hostA.online")?.payload == Array("true".utf8)
+            }
+            #expect(online)
+            a.bridge.signal(SIGKILL)
+            let offline = try await eventually(timeout: .seconds(10)) {
+                try await onB.retainedValue(of: "hosts.hostA.online")?.payload == Array("false".utf8)
+            }
+            #expect(offline, "hosts.hostA.online did not become false; bridge B: \(b.bridge.stderr)")
+            let state = try await onB.retainedValue(of: "bridge.mqtt.hostB")
+            #expect(state?.userInfo?["connected"]?.boolValue == true)
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        await a.stop()
+        await b.stop()
+        await broker.process.stop()
+    }
+
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(3)))
+    func threeHostsBridgingEverythingDeliverEveryPostOnceInOrder() async throws {
+        let broker = try await TestBroker()
+        var hosts: [BridgedHost] = []
+        do {
+            for id in ["hostA", "hostB", "hostC"] {
+                hosts.append(try await BridgedHost(hostID: id, broker: broker.url, exports: ["**"], imports: ["**"]))
+            }
+            for host in hosts { try await host.waitUntilBridging(exports: 1) }
+            var clients: [Herald] = []
+            var received: [Received] = []
+            for host in hosts {
+                let client = try await host.connect()
+                clients.append(client)
+                received.append(Received(try await client.notifications(matching: "load.**")))
+            }
+            let posts = 1000
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, client) in clients.enumerated() {
+                    let name = "load.\(hosts[index].hostID)"
+                    group.addTask {
+                        for i in 0..<posts { try await client.post(name, userInfo: ["i": .number(Double(i))]) }
+                        try await client.flush()
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let total = posts * hosts.count
+            let complete = try await eventually(timeout: .seconds(60)) {
+                received.allSatisfy { $0.all.count >= total }
+            }
+            #expect(complete, "received \(received.map(\.all.count)) of \(total) each")
+            // A little longer, so a duplicate arriving late is seen.
+            try await Task.sleep(for: .milliseconds(300))
+            for (index, seen) in received.enumerated() {
+                #expect(seen.all.count == total, "host \(hosts[index].hostID) received \(seen.all.count)")
+                for origin in hosts {
+                    let values = seen.named("load.\(origin.hostID)").compactMap { $0.userInfo?["i"]?.doubleValue }
+                    #expect(
+                        values == (0..<posts).map(Double.init),
+                        "host \(hosts[index].hostID) got \(values.count) posts of \(origin.hostID), not each once in order"
+                    )
+                }
+            }
+            for client in clients { await client.close() }
+        } catch {
+            Issue.record(error)
+        }
+        for host in hosts { await host.stop() }
+        await broker.process.stop()
+    }
+
+    /// A broker restart at QoS 1. The restarted broker has no session of before (mosquitto 2.0 without
+    /// persistence; with it, 2.0.11 still answered CONNACK with Session Present 0 here), so a message it
+    /// acknowledges before B subscribes again reaches nobody: that is MQTT's, not the bridge's. The test therefore
+    /// holds A's bridge (SIGSTOP) until B has subscribed again, then checks the bridge's part: what waited in A's
+    /// queue is delivered once and in order, and the drop counter is exactly what the bound dropped.
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(3)))
+    func brokerRestartLosesNothingQueuedAndCountsExactlyWhatTheQueueDropped() async throws {
+        var broker = try await TestBroker()
+        let a = try await BridgedHost(
+            hostID: "hostA",
+            broker: broker.url,
+            exports: ["load.**"],
+            imports: [],
+            extra: ["--queue-limit", "100", "--verbose"]
+        )
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["load.**"])
+        do {
+            try await a.waitUntilBridging(exports: 1)
+            try await b.waitUntilBridging(exports: 0)
+            let onA = try await a.connect()
+            let onB = try await b.connect()
+            let seen = Received(try await onB.notifications(matching: "load.**"))
+            // Fewer than the queue holds: while the broker is there, nothing is dropped.
+            for i in 0..<50 { try await onA.post("load.a", userInfo: ["i": .number(Double(i))]) }
+            let first = try await eventually(timeout: .seconds(20)) { seen.all.count == 50 }
+            #expect(first, "B received \(seen.all.count) of the first 50")
+
+            // The broker goes away; what A posts meanwhile waits in its bridge's queue of 100.
+            await broker.process.stop()
+            let noticed = try await eventually(timeout: .seconds(10)) {
+                a.bridge.stderrLines.contains { $0.contains("retrying in") }
+            }
+            #expect(noticed)
+            for i in 50..<350 { try await onA.post("load.a", userInfo: ["i": .number(Double(i))]) }
+            let queued = try await eventually(timeout: .seconds(20)) {
+                a.bridge.stderrLines.filter { $0.contains("info: export load.a") }.count == 350
+            }
+            #expect(queued, "A's bridge did not take all 350 posts")
+            a.bridge.signal(SIGSTOP)
+            broker = try await broker.restarted()
+            let resubscribed = try await eventually(timeout: .seconds(40)) {
+                b.bridge.stderrLines.filter { $0.contains("subscribed to") }.count == 2
+            }
+            #expect(resubscribed, "B did not subscribe again: \(b.bridge.stderr)")
+            a.bridge.signal(SIGCONT)
+
+            let rest = try await eventually(timeout: .seconds(40)) { seen.all.count >= 150 }
+            let got = seen.named("load.a").compactMap { $0.userInfo?["i"]?.doubleValue }
+            #expect(rest, "B received \(got); bridge A: \(a.bridge.stderr)")
+            try await Task.sleep(for: .milliseconds(300))
+            let values = seen.named("load.a").compactMap { $0.userInfo?["i"]?.doubleValue }
+            // The first 50 before the restart, then the newest 100 the queue kept: the 200 oldest were dropped.
+            let expected: [Double] = Array(0..<50).map(Double.init) + Array(250..<350).map(Double.init)
+            #expect(values == expected)
+            let state = try await eventually(timeout: .seconds(10)) {
+                let value = try await onA.retainedValue(of: "bridge.mqtt.hostA")
+                return value?.userInfo?["connected"]?.boolValue == true
+                    && value?.userInfo?["dropped"]?.doubleValue == 200
+            }
+            let last = try await onA.retainedValue(of: "bridge.mqtt.hostA")?.userInfo
+            #expect(state, "bridge.mqtt.hostA: \(String(describing: last))")
+            await onA.close()
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        a.bridge.signal(SIGCONT)
+        await a.stop()
+        await b.stop()
+        await broker.process.stop()
+    }
+
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func bridgeReconnectsToARestartedHeralddAndSubscribesAgain() async throws {
+        let broker = try await TestBroker()
+        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["build.**"], imports: [])
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["build.**"])
+        var restarted: TestDaemon?
+        do {
+            try await a.waitUntilBridging(exports: 1)
+            try await b.waitUntilBridging(exports: 0)
+            let onB = try await b.connect()
+            let seen = Received(try await onB.notifications(matching: "build.**"))
+
+            _ = try await a.daemon.stop()
+            let daemon = try await TestDaemon.start(directory: a.daemon.directory)
+            restarted = daemon
+            let onA = try await Herald.connect(socketPath: daemon.socketPath, options: .init(reconnects: false))
+            // The bridge's subscription comes back on its own schedule: post until one is exported.
+            var posted = 0
+            let arrived = try await eventually(timeout: .seconds(20)) {
+                posted += 1
+                try await onA.post("build.after", userInfo: ["n": .number(Double(posted))])
+                try await Task.sleep(for: .milliseconds(50))
+                return !seen.named("build.after").isEmpty
+            }
+            #expect(arrived, "nothing from the restarted daemon reached B; bridge A: \(a.bridge.stderr)")
+            #expect(a.bridge.exitStatus == nil)
+            #expect(a.bridge.stderr.contains("lost the connection to heraldd"))
+            await onA.close()
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        await a.stop()
+        _ = try? await restarted?.stop()
+        await b.stop()
+        await broker.process.stop()
+    }
+
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func heralddRunsTheBridgeAsAPluginAndBringsItsHostBackOnlineAfterSIGKILL() async throws {
+        let broker = try await TestBroker()
+        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["x.**"])
+        let config = TemporaryDirectory(prefix: "cfg")
+        let plugins = config.path + "/herald/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try """
+        [Plugin]
+        Exec=\(TestBinaries.path("herald-mqtt-bridge")) --broker \(broker.url) --host-id hostA --export x.**
+        Activation=start
+        Restart=on-failure
+        """.write(toFile: plugins + "/mqtt.plugin", atomically: true, encoding: .utf8)
+        let data = TemporaryDirectory(prefix: "data")
+        var daemonA: TestDaemon?
+        do {
+            try await b.waitUntilBridging(exports: 0)
+            let onB = try await b.connect()
+            let presence = Received(try await onB.notifications(matching: "hosts.hostA.online"))
+            let daemon = try await TestDaemon.start(
+                plugins: true,
+                environment: ["XDG_CONFIG_HOME": config.path, "XDG_DATA_DIRS": data.path]
+            )
+            daemonA = daemon
+            let payloads = { presence.all.map { String(decoding: $0.payload, as: UTF8.self) } }
+            let online = try await eventually(timeout: .seconds(20)) { payloads().last == "true" }
+            #expect(online, "hosts.hostA.online: \(payloads()); heraldd: \(daemon.process.stderr)")
+
+            let onA = try await Herald.connect(socketPath: daemon.socketPath, options: .init(reconnects: false))
+            let state = try await onA.retainedValue(of: "herald.plugin.mqtt")
+            let pid = try #require(state?.userInfo?["pid"]?.doubleValue.map { Int32($0) })
+            kill(pid, SIGKILL)
+            let back = try await eventually(timeout: .seconds(20)) {
+                payloads().suffix(2) == ["false", "true"]
+            }
+            #expect(back, "hosts.hostA.online went \(payloads()), not false then true again")
+            let restarted = try await onA.retainedValue(of: "herald.plugin.mqtt")
+            #expect(restarted?.userInfo?["restarts"]?.doubleValue == 1)
+            await onA.close()
+            await onB.close()
+        } catch {
+            Issue.record(error)
+        }
+        _ = try? await daemonA?.stop()
+        await b.stop()
+        await broker.process.stop()
+    }
+
+    /// A fake broker that answers CONNECT with malformed packets: the bridge must disconnect with the reason code,
+    /// log it, and connect again, without crashing.
+    @Test(.timeLimit(.minutes(2)))
+    func hostileBrokerGetsADisconnectAndARetryNotACrash() async throws {
+        let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        let port = try TCPSocket.localPort(of: listener)
+        let host = try await BridgedHost(
+            hostID: "hostH",
+            broker: "mqtt://127.0.0.1:\(port)",
+            exports: [],
+            imports: ["x.**"]
+        )
+        do {
+            let attacks: [([UInt8], String)] = [
+                ([0x20, 0x03, 0x02, 0x00, 0x00], "0x81 Malformed Packet"),  // CONNACK with a reserved flag
+                ([0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F], "0x81 Malformed Packet"),  // a 5-byte Remaining Length
+                ([0x30, 0xFF, 0xFF, 0xFF, 0x7F], "0x95 Packet too large"),  // 256 MiB announced
+                ([0x20, 0x06, 0x00, 0x00, 0x03, 0x21, 0x00, 0x00], "0x82 Protocol Error"),  // Receive Maximum 0
+            ]
+            for (index, (bytes, code)) in attacks.enumerated() {
+                let connection = try await Self.accept(listener)
+                let connect = try await Self.read(connection, atLeast: 2)
+                #expect(connect.first == 0x10, "attempt \(index): the bridge's first packet is not CONNECT")
+                try bytes.withUnsafeBytes { raw in _ = try connection.send(raw) }
+                let answer = try await Self.read(connection, atLeast: 3)
+                #expect(Array(answer.prefix(2)) == [0xE0, 0x01], "attempt \(index): no DISCONNECT: \(answer)")
+                connection.close()
+                let logged = try await eventually(timeout: .seconds(10)) {
+                    host.bridge.stderrLines.filter { $0.contains("malformed input from the broker") }.count
+                        == index + 1
+                }
+                #expect(logged, "attempt \(index): \(host.bridge.stderr)")
+                #expect(host.bridge.stderrLines.last { $0.contains("malformed") }?.contains(code) == true)
+                #expect(host.bridge.exitStatus == nil, "the bridge exited: \(host.bridge.stderr)")
+            }
+        } catch {
+            Issue.record(error)
+        }
+        listener.close()
+        await host.stop()
+    }
+
+    /// A broker that accepts the connection and then says nothing: without CONNACK the bridge gives up after its
+    /// Keep Alive; after CONNACK it sends PINGREQ after half its Keep Alive, gives up after a whole one without
+    /// PINGRESP, and connects again.
+    @Test(.timeLimit(.minutes(2)))
+    func silentBrokerIsLeftAfterTheKeepAliveAndRetried() async throws {
+        let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        let port = try TCPSocket.localPort(of: listener)
+        let host = try await BridgedHost(
+            hostID: "hostS",
+            broker: "mqtt://127.0.0.1:\(port)",
+            exports: [],
+            imports: ["x.**"],
+            extra: ["--keep-alive", "2"]
+        )
+        do {
+            // First it says nothing at all, not even CONNACK: the bridge gives up after its Keep Alive.
+            let mute = try await Self.accept(listener)
+            _ = try await Self.read(mute, atLeast: 2)
+            let connection = try await Self.accept(listener)
+            mute.close()
+            let gaveUp = try await eventually { host.bridge.stderr.contains("did not answer CONNECT") }
+            #expect(gaveUp)
+            _ = try await Self.read(connection, atLeast: 2)
+            try ([0x20, 0x03, 0x00, 0x00, 0x00] as [UInt8]).withUnsafeBytes { raw in _ = try connection.send(raw) }
+            _ = try await Self.read(connection, atLeast: 1)  // its SUBSCRIBE and PUBLISH
+            let ping = try await eventually(timeout: .seconds(10)) {
+                var bytes = [UInt8](repeating: 0, count: 256)
+                let result = try bytes.withUnsafeMutableBytes { raw in try connection.read(into: raw) }
+                guard let count = result.value else { return false }
+                return bytes[0..<count].contains(0xC0)
+            }
+            #expect(ping, "no PINGREQ")
+            let again = try await Self.accept(listener)
+            again.close()
+            let leftIt = try await eventually { host.bridge.stderr.contains("did not answer PINGREQ") }
+            #expect(leftIt)
+            connection.close()
+        } catch {
+            Issue.record(error)
+        }
+        listener.close()
+        await host.stop()
+    }
+
+    struct NotConnected: Error, CustomStringConvertible {
+        var description: String { "the bridge did not connect within 10 s" }
+    }
+
+    static func accept(_ listener: borrowing FileDescriptor) async throws -> FileDescriptor {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let connection = try TCPSocket.accept(listener) {
+                try connection.setNonBlocking(false)
+                try connection.setReceiveTimeout(seconds: 10)
+                return connection
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw NotConnected()
+    }
+
+    /// Reads until `count` bytes or end of file (the socket has a 10 s receive timeout).
+    static func read(_ connection: borrowing FileDescriptor, atLeast count: Int) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < count {
+            let result = try buffer.withUnsafeMutableBytes { raw in try connection.read(into: raw) }
+            guard let read = result.value, read > 0 else { break }
+            bytes += buffer[0..<read]
+        }
+        return bytes
+    }
+}
