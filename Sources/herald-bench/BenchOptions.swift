@@ -11,10 +11,14 @@ struct BenchOptions {
 
     var mode: Mode
     var socketPath: String?
+    /// Where the subscriber connections go when not to `socketPath`: another daemon, bridged to the first.
+    var subscriberSocketPath: String?
     var brokerPID: Int32?
     var label: String
     var duration: Double
     var messages: Int?
+    /// Messages per second over all publishers, in place of the workload's own rate.
+    var rate: Double?
     var timeout: Double?
     var drainMilliseconds: Int
     /// Whether each `for await` runs on its Herald's reader thread (`Herald.taskExecutor`) or on the global pool.
@@ -42,6 +46,12 @@ struct BenchOptions {
             OptionSpec(long: "micro", valueName: "group", help: "codec, matcher or all: microbenchmarks, no daemon."),
             OptionSpec(long: "socket", short: "s", valueName: "path", help: "The daemon's socket."),
             OptionSpec(
+                long: "subscriber-socket",
+                valueName: "path",
+                help: "Connect the subscribers to this daemon instead, e.g. one bridged to the publishers' daemon.",
+                defaultDescription: "--socket"
+            ),
+            OptionSpec(
                 long: "broker-pid",
                 valueName: "pid",
                 help: "The daemon's pid, for broker_cpu_pct.",
@@ -60,6 +70,12 @@ struct BenchOptions {
                 defaultDescription: "2"
             ),
             OptionSpec(long: "messages", valueName: "count", help: "Stop after this many messages in all."),
+            OptionSpec(
+                long: "rate",
+                valueName: "per-second",
+                help: "Messages per second over all publishers; 0 sends as fast as the window allows.",
+                defaultDescription: "the workload's"
+            ),
             OptionSpec(
                 long: "timeout",
                 valueName: "seconds",
@@ -97,10 +113,12 @@ struct BenchOptions {
             throw UsageError(message: "Missing '--workload <name>', '--all' or '--micro <group>'")
         }
         socketPath = arguments.value("socket")
+        subscriberSocketPath = arguments.value("subscriber-socket")
         brokerPID = try arguments.int("broker-pid", range: 1...Int(Int32.max)).map { Int32($0) }
         label = arguments.value("label") ?? "herald-bench"
         duration = try arguments.double("duration", range: 0.05...600) ?? 2
         messages = try arguments.int("messages", range: 1...Int(Int32.max))
+        rate = try arguments.double("rate", range: 0...10_000_000)
         timeout = try arguments.double("timeout", range: 1...3600)
         drainMilliseconds = try arguments.int("drain-ms", range: 1...600_000) ?? 2000
         consumersOnReaderThread = (try arguments.choice("consumers", of: ["reader", "pool"]) ?? "reader") == "reader"
@@ -112,6 +130,7 @@ struct BenchOptions {
             preconditionFailure("\(name) is not a preset; the parser admits only presets")
         }
         if let messages { workload.messages = messages }
+        if let rate { workload.rate = rate }
         return workload
     }
 }

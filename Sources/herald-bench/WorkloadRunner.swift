@@ -15,6 +15,9 @@ import Glibc
 struct WorkloadRunner {
     let workload: Workload
     let socketPath: String?
+    /// The subscribers' daemon when it is not the publishers' (`nil`: the same). `broker_cpu_pct` stays the
+    /// publishers' daemon's.
+    let subscriberSocketPath: String?
     let brokerPID: Int32?
     let label: String
     /// Seconds before the run is abandoned as timed out.
@@ -44,7 +47,7 @@ struct WorkloadRunner {
             // so each stream is bounded at that: never unbounded, and never the cause of a loss by itself.
             let policy = BufferingPolicy.bufferingOldest(max(4096, workload.window * workload.subscribers))
             for connection in 0..<workload.subscribers {
-                let herald = try await Herald.connect(socketPath: socketPath, options: options)
+                let herald = try await Herald.connect(socketPath: subscriberSocketPath ?? socketPath, options: options)
                 subscribers.append(herald)
                 for k in 0..<workload.namesPerSubscriber {
                     let name = names[workload.topic(ofConnection: connection, k)]

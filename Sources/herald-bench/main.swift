@@ -22,6 +22,7 @@ case .workloads(let names):
         let runner = WorkloadRunner(
             workload: workload,
             socketPath: options.socketPath,
+            subscriberSocketPath: options.subscriberSocketPath,
             brokerPID: options.brokerPID,
             label: options.label,
             timeout: options.timeout ?? (workload.duration + 30),

@@ -35,6 +35,29 @@ import Testing
         #expect(((object["broker_cpu_pct"] as? NSNumber)?.doubleValue ?? -1) >= 0)
     }
 
+    /// With `--subscriber-socket`, the subscribers are another daemon's clients: two daemons with no bridge between
+    /// them deliver nothing, where one daemon would have delivered all 100.
+    @Test func subscriberSocketPutsTheSubscribersOnTheOtherDaemon() async throws {
+        let publishers = try await TestDaemon.start()
+        let subscribers = try await TestDaemon.start()
+        let result = try await run(
+            "herald-bench",
+            [
+                "--workload", "fanout-1", "--socket", publishers.socketPath, "--subscriber-socket",
+                subscribers.socketPath, "--messages", "100", "--duration", "5", "--drain-ms", "300",
+            ],
+            timeout: .seconds(60)
+        )
+
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        let line = try #require(result.stdoutLines.first)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["messages_sent"] as? Int == 100)
+        #expect(object["delivered"] as? Int == 0)
+        #expect(object["lost"] as? Int == 100)
+        #expect(object["ok"] as? Bool == false)
+    }
+
     @Test func missingModeIsAUsageError() async throws {
         let result = try await run("herald-bench", [])
 
