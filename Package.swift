@@ -116,7 +116,9 @@ let package = Package(
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldPosix"]),
         .testTarget(
             name: "HeraldTests",
-            dependencies: ["Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd", "herald"]
+            dependencies: [
+                "Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd", "herald",
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldPosix
 import HeraldLaunch
+import HeraldPosix
 import HeraldTestSupport
 import Testing
 

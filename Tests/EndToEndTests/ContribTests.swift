@@ -11,7 +11,9 @@ struct ContribTests {
         "--max-incomplete-connections", "--hello-timeout-ms", "--max-queued-bytes", "--max-wills", "--max-will-bytes",
         "--no-send-batching", "--coalesce-us", "--no-plugins", "--version", "--help",
     ]
-    static let subcommands = ["post", "observe", "wait", "get", "status", "monitor", "names", "plugins", "demo", "help"]
+    static let subcommands = [
+        "post", "observe", "wait", "get", "status", "monitor", "names", "plugins", "demo", "help",
+    ]
     static let observeFlags = [
         "--json", "--count", "--timeout", "--ready", "--overflow", "--reconnect", "--will", "--will-json",
         "--will-retain", "--will-delay",
