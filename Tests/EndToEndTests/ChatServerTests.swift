@@ -96,17 +96,20 @@ import Testing
         var watcher = try RawHTTP(port: server.port)
         try watcher.send("GET /chat/room?watcher HTTP/1.1\r\nHost: x\r\n\r\n")
         try watcher.read { $0.contains("watcher connected") }
-        // The watcher reads all the time, on a thread of its own: read only between posts, on a loaded machine it
-        // fell behind by its budget too and was dropped with the stuck one.
+        // The watcher reads all the time, on a thread of its own, and each post waits until the watcher has read
+        // it: otherwise, on a loaded machine, the poster outran the watcher by its budget too, and the server
+        // rightly dropped both (it cannot tell a slow reader from a stuck one).
         let watcherDescriptor = watcher.socket.rawValue
         let reading = Atomic<Bool>(true)
+        let watcherRead = Atomic<Int>(0)
         let reader = Thread {
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
             var poll = pollfd(fd: watcherDescriptor, events: Int16(POLLIN), revents: 0)
             while reading.load(ordering: .acquiring) {
                 guard Glibc.poll(&poll, 1, 100) > 0 else { continue }
                 let count = buffer.withUnsafeMutableBytes { Glibc.read(watcherDescriptor, $0.baseAddress, $0.count) }
-                if count == 0 { break }
+                if count <= 0 { break }
+                watcherRead.add(count, ordering: .releasing)
             }
         }
         reader.start()
@@ -114,9 +117,12 @@ import Testing
         // About 24 MB of messages: more than the stuck socket's kernel buffers plus its 256 KiB budget.
         let text = String(repeating: "x", count: 15_000)
         let poster = try RawHTTP(port: server.port)
-        for _ in 0..<1_600 {
+        for posted in 1...1_600 {
             let body = #"{"id":"\#(UUID())","user":"w","message":"\#(text)","date":1}"#
             try poster.send("POST /chat/say HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            let caughtUp = try await eventually { watcherRead.load(ordering: .acquiring) >= posted * text.utf8.count }
+            #expect(caughtUp, "the watcher did not get post \(posted)")
+            if !caughtUp { break }
             // Drain the answers as we go, so that only the stuck listener falls behind.
             try drain(poster.socket)
             if server.process.stderrLines.contains(where: { $0.contains("stopped reading") }) {
