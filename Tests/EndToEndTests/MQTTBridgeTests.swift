@@ -103,14 +103,31 @@ final class Received: Sendable {
 
 /// herald-mqtt-bridge against a real mosquitto, with a heraldd per host (issue 18).
 @Suite(.serialized) struct MQTTBridgeTests {
+    /// Runs `body` with a broker and two bridged hosts, A and B, once both are bridging, and stops all three
+    /// afterwards, whether `body` fails or not (its error is recorded as an issue).
+    private func withTwoHosts(
+        a: (exports: [String], imports: [String]),
+        b: (exports: [String], imports: [String]),
+        _ body: (BridgedHost, BridgedHost) async throws -> Void
+    ) async throws {
+        let broker = try await TestBroker()
+        let hostA = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: a.exports, imports: a.imports)
+        let hostB = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: b.exports, imports: b.imports)
+        do {
+            try await hostA.waitUntilBridging(exports: a.exports.count)
+            try await hostB.waitUntilBridging(exports: b.exports.count)
+            try await body(hostA, hostB)
+        } catch {
+            Issue.record(error)
+        }
+        await hostA.stop()
+        await hostB.stop()
+        await broker.process.stop()
+    }
+
     @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
     func postOnAReachesBOnceWithItsOriginAndDoesNotComeBack() async throws {
-        let broker = try await TestBroker()
-        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["build.**"], imports: ["build.**"])
-        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: ["build.**"], imports: ["build.**"])
-        do {
-            try await a.waitUntilBridging(exports: 1)
-            try await b.waitUntilBridging(exports: 1)
+        try await withTwoHosts(a: (["build.**"], ["build.**"]), b: (["build.**"], ["build.**"])) { a, b in
             let onA = try await a.connect()
             let onB = try await b.connect()
             let seenOnA = Received(try await onA.notifications(matching: "build.**"))
@@ -137,22 +154,12 @@ final class Received: Sendable {
             #expect(seenOnA.named("build.done").first?.sender.pid != a.bridge.pid)
             await onA.close()
             await onB.close()
-        } catch {
-            Issue.record(error)
         }
-        await a.stop()
-        await b.stop()
-        await broker.process.stop()
     }
 
     @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
     func retainedValueSetOnAIsReadOnBAndClearingItClearsIt() async throws {
-        let broker = try await TestBroker()
-        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["build.**"], imports: [])
-        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["build.**"])
-        do {
-            try await a.waitUntilBridging(exports: 1)
-            try await b.waitUntilBridging(exports: 0)
+        try await withTwoHosts(a: (["build.**"], []), b: ([], ["build.**"])) { a, b in
             let onA = try await a.connect()
             let onB = try await b.connect()
 
@@ -172,22 +179,12 @@ final class Received: Sendable {
             #expect(cleared, "B still has build.state; bridge B: \(b.bridge.stderr)")
             await onA.close()
             await onB.close()
-        } catch {
-            Issue.record(error)
         }
-        await a.stop()
-        await b.stop()
-        await broker.process.stop()
     }
 
     @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
     func sigkillOfABridgeTurnsItsHostOfflineOnTheOtherHost() async throws {
-        let broker = try await TestBroker()
-        let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["x.**"], imports: [])
-        let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["x.**"])
-        do {
-            try await a.waitUntilBridging(exports: 1)
-            try await b.waitUntilBridging(exports: 0)
+        try await withTwoHosts(a: (["x.**"], []), b: ([], ["x.**"])) { a, b in
             let onB = try await b.connect()
             let online = try await eventually(timeout: .seconds(10)) {
                 try await onB.retainedValue(of: "hosts.hostA.online")?.payload == Array("true".utf8)
@@ -201,12 +198,7 @@ final class Received: Sendable {
             let state = try await onB.retainedValue(of: "bridge.mqtt.hostB")
             #expect(state?.userInfo?["connected"]?.boolValue == true)
             await onB.close()
-        } catch {
-            Issue.record(error)
         }
-        await a.stop()
-        await b.stop()
-        await broker.process.stop()
     }
 
     @Test(.requires("mosquitto"), .timeLimit(.minutes(3)))
