@@ -13,9 +13,6 @@ public enum ChildExit: Sendable, Hashable, CustomStringConvertible {
     /// A signal with this number killed it.
     case killed(signal: Int32)
 
-    /// Whether it ended well: exit status 0.
-    public var isSuccess: Bool { self == .exited(0) }
-
     /// "exited 1", or "killed by signal 9 (SIGKILL)".
     public var description: String {
         switch self {
