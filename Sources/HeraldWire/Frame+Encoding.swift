@@ -92,12 +92,15 @@ extension Frame {
             writer.u32(welcome.daemonPID)
             writer.str8(welcome.server)
         case .notify(let notify):
+            // Field by field, in `FrameLayout.Notify`'s order; the in-place encoder and readers use its offsets.
+            assert(writer.offset == FrameLayout.Notify.sequence)
             writer.u64(notify.sequence)
             writer.u64(notify.time)
             writer.i32(notify.pid)
             writer.u32(notify.uid)
             writer.u32(notify.gid)
             writer.u32(notify.subscription)
+            assert(writer.offset == FrameLayout.Notify.nameLength)
             writer.str8(notify.name)
             writer.bytes(notify.payload)
         case .ack(let ack):
@@ -158,5 +161,5 @@ extension Frame {
 
 extension Frame.Notify {
     /// The body bytes of a `NOTIFY` before its name and payload.
-    public static let fixedBodySize = 8 + 8 + 4 + 4 + 4 + 4 + 1
+    public static let fixedBodySize = FrameLayout.Notify.fixedBodySize
 }

@@ -307,12 +307,15 @@ public struct FrameDecoder: Sendable {
             try reader.finish()
             return .welcome(welcome)
         case .notify:
+            // Field by field, in `FrameLayout.Notify`'s order (the reader counts from the body's start).
+            assert(reader.offset == FrameLayout.Notify.sequence - FrameLayout.body)
             let sequence = try reader.u64("sequence")
             let time = try reader.u64("time")
             let pid = try reader.i32("pid")
             let uid = try reader.u32("uid")
             let gid = try reader.u32("gid")
             let subscription = try reader.u32("subscription")
+            assert(reader.offset == FrameLayout.Notify.nameLength - FrameLayout.body)
             let name = try Name.decode(try reader.str8("name"))
             return .notify(
                 Frame.Notify(

@@ -32,26 +32,31 @@ public struct NotifyView: Sendable, Hashable {
     ///   names are valid, but checking them takes the decoder's full path). Decode such a frame with
     ///   ``FrameDecoder``'s `decodeBody`.
     public init?(frameIn bytes: UnsafeRawBufferPointer, at start: Int) {
-        guard start >= 0, bytes.count - start >= 6 else { return nil }
-        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
-        let end = start + 4 + length
-        guard length >= 2, end <= bytes.count else { return nil }
-        guard bytes[start + 4] == FrameType.notify.rawValue else { return nil }
-        let flags = bytes[start + 5]
+        typealias Layout = FrameLayout.Notify
+        guard start >= 0, bytes.count - start >= FrameLayout.body else { return nil }
+        let length = Int(
+            UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + FrameLayout.length, as: UInt32.self))
+        )
+        let end = start + FrameLayout.lengthSize + length
+        guard length >= FrameLayout.body - FrameLayout.lengthSize, end <= bytes.count else { return nil }
+        guard bytes[start + FrameLayout.type] == FrameType.notify.rawValue else { return nil }
+        let flags = bytes[start + FrameLayout.flags]
         guard flags & ~FrameFlags.retained == 0 else { return nil }
-        let body = start + 6
-        guard end - body >= Frame.Notify.fixedBodySize else { return nil }
-        let nameStart = body + Frame.Notify.fixedBodySize
-        let nameEnd = nameStart + Int(bytes[nameStart - 1])
+        guard end - start >= Layout.name else { return nil }
+        let nameStart = start + Layout.name
+        let nameEnd = nameStart + Int(bytes[start + Layout.nameLength])
         guard nameEnd <= end,
             Name.isPlainASCIIName(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd]))
         else { return nil }
-        self.sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: body, as: UInt64.self))
-        self.time = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 8, as: UInt64.self))
-        self.pid = Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 16, as: Int32.self))
-        self.uid = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 20, as: UInt32.self))
-        self.gid = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 24, as: UInt32.self))
-        self.subscription = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 28, as: UInt32.self))
+        let fields = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+        self.sequence = UInt64(littleEndian: fields.loadUnaligned(fromByteOffset: Layout.sequence, as: UInt64.self))
+        self.time = UInt64(littleEndian: fields.loadUnaligned(fromByteOffset: Layout.time, as: UInt64.self))
+        self.pid = Int32(littleEndian: fields.loadUnaligned(fromByteOffset: Layout.pid, as: Int32.self))
+        self.uid = UInt32(littleEndian: fields.loadUnaligned(fromByteOffset: Layout.uid, as: UInt32.self))
+        self.gid = UInt32(littleEndian: fields.loadUnaligned(fromByteOffset: Layout.gid, as: UInt32.self))
+        self.subscription = UInt32(
+            littleEndian: fields.loadUnaligned(fromByteOffset: Layout.subscription, as: UInt32.self)
+        )
         self.retained = flags != 0
         self.name = nameStart..<nameEnd
         self.payload = nameEnd..<end

@@ -115,7 +115,7 @@ extension FrameDecoder {
 extension Frame.Notify {
     /// The size of a live `NOTIFY` for a name and payload of these sizes.
     public static func encodedSize(nameCount: Int, payloadCount: Int) -> Int {
-        frameHeaderSize + fixedBodySize + nameCount + payloadCount
+        FrameLayout.Notify.frameSize(nameCount: nameCount, payloadCount: payloadCount)
     }
 
     /// Encodes a live `NOTIFY` (subscription 0, not retained) from raw name and payload bytes, as
@@ -133,20 +133,26 @@ extension Frame.Notify {
         payload: UnsafeRawBufferPointer,
         to buffer: UnsafeMutableRawPointer
     ) -> Int {
+        typealias Layout = FrameLayout.Notify
         let size = encodedSize(nameCount: name.count, payloadCount: payload.count)
-        buffer.storeBytes(of: UInt32(size - 4).littleEndian, toByteOffset: 0, as: UInt32.self)
-        buffer.storeBytes(of: FrameType.notify.rawValue, toByteOffset: 4, as: UInt8.self)
-        buffer.storeBytes(of: 0, toByteOffset: 5, as: UInt8.self)
-        buffer.storeBytes(of: sequence.littleEndian, toByteOffset: 6, as: UInt64.self)
-        buffer.storeBytes(of: time.littleEndian, toByteOffset: 14, as: UInt64.self)
-        buffer.storeBytes(of: UInt32(bitPattern: pid).littleEndian, toByteOffset: 22, as: UInt32.self)
-        buffer.storeBytes(of: uid.littleEndian, toByteOffset: 26, as: UInt32.self)
-        buffer.storeBytes(of: gid.littleEndian, toByteOffset: 30, as: UInt32.self)
-        buffer.storeBytes(of: 0, toByteOffset: 34, as: UInt32.self)
-        buffer.storeBytes(of: UInt8(name.count), toByteOffset: 38, as: UInt8.self)
-        if !name.isEmpty { (buffer + 39).copyMemory(from: name.baseAddress!, byteCount: name.count) }
+        buffer.storeBytes(
+            of: UInt32(size - FrameLayout.lengthSize).littleEndian,
+            toByteOffset: FrameLayout.length,
+            as: UInt32.self
+        )
+        buffer.storeBytes(of: FrameType.notify.rawValue, toByteOffset: FrameLayout.type, as: UInt8.self)
+        buffer.storeBytes(of: 0, toByteOffset: FrameLayout.flags, as: UInt8.self)
+        buffer.storeBytes(of: sequence.littleEndian, toByteOffset: Layout.sequence, as: UInt64.self)
+        buffer.storeBytes(of: time.littleEndian, toByteOffset: Layout.time, as: UInt64.self)
+        buffer.storeBytes(of: UInt32(bitPattern: pid).littleEndian, toByteOffset: Layout.pid, as: UInt32.self)
+        buffer.storeBytes(of: uid.littleEndian, toByteOffset: Layout.uid, as: UInt32.self)
+        buffer.storeBytes(of: gid.littleEndian, toByteOffset: Layout.gid, as: UInt32.self)
+        buffer.storeBytes(of: 0, toByteOffset: Layout.subscription, as: UInt32.self)
+        buffer.storeBytes(of: UInt8(name.count), toByteOffset: Layout.nameLength, as: UInt8.self)
+        if !name.isEmpty { (buffer + Layout.name).copyMemory(from: name.baseAddress!, byteCount: name.count) }
         if !payload.isEmpty {
-            (buffer + 39 + name.count).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+            let payloadStart = Layout.payload(nameCount: name.count)
+            (buffer + payloadStart).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
         }
         return size
     }
