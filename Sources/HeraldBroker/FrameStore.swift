@@ -41,6 +41,9 @@ struct FrameStore {
     /// From the time the queue was shed until it drains, the most the buffer may grow to (see
     /// `OutboundQueue.shed(toBytes:)`).
     var ceiling: Int?
+    /// Bytes copied by `relocate` so far: the cost of packing, counted for tests (at most three times the bytes
+    /// appended, as each relocation leaves a quarter of the buffer free for new frames).
+    private(set) var relocatedBytes = 0
 
     init(accounting: OutputAccounting?) {
         self.accounting = accounting
@@ -107,6 +110,7 @@ struct FrameStore {
         precondition(offset == queuedBytes, "the queue's records hold \(offset) bytes, its queuedBytes \(queuedBytes)")
         buffer = fresh
         tail = offset
+        relocatedBytes += offset
     }
 
     /// Copies `record`'s bytes from the arena to the tail, which has room for them (`hasRoomInPlace`), and points

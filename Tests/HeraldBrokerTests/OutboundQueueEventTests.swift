@@ -133,4 +133,22 @@ struct OutboundQueueEventTests {
             )
         }
     }
+
+    /// A subscriber that stopped reading with half a frame written, so every drop leaves a hole: the buffer is packed
+    /// again and again, but each byte queued is copied at most three times by it, however long this lasts.
+    @Test func aStoppedSubscriberCopiesEachByteABoundedNumberOfTimes() {
+        let size = OutboundQueueTests.frameSize
+        var queue = OutboundQueue(limit: 100 * size)
+        OutboundQueueTests.notify(1).withUnsafeBytes { _ = queue.enqueueLive($0, sequence: 1) }
+        _ = queue.didWrite(size / 2)
+        var appended = size
+        for sequence in UInt64(2)...20_000 {
+            OutboundQueueTests.notify(sequence).withUnsafeBytes { _ = queue.enqueueLive($0, sequence: sequence) }
+            appended += size
+        }
+        let relocated = queue.ring.store.relocatedBytes
+        #expect(relocated > 0, "the holes were packed away")
+        #expect(relocated <= 3 * appended, "\(relocated) bytes copied to pack \(appended) appended")
+        #expect(queue.invariantViolations().isEmpty)
+    }
 }
