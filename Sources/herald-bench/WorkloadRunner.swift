@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Runs one workload through the Herald library on both ends, in the harness's phases:
-/// 1. publishers connect (one `Herald` each);
+/// 1. publishers connect (`publisherConnections` Heralds, which the P posting tasks share round-robin);
 /// 2. subscribers connect (one `Herald` per subscriber connection) and subscribe, one
 ///    `notifications(matching:)` per name, each live once it returns (the daemon's `ACK`); each stream gets its own
 ///    task doing `for await`, which prefers its Herald's reader thread (`Herald.taskExecutor`) unless told otherwise;
@@ -40,7 +40,7 @@ struct WorkloadRunner {
 
         let stage: String
         do {
-            for _ in 0..<workload.publishers {
+            for _ in 0..<workload.publisherConnections {
                 publishers.append(try await Herald.connect(socketPath: socketPath, options: options))
             }
             // The window bounds what is in flight over all connections (W*M), and one stream may hold all of it,
@@ -95,10 +95,10 @@ struct WorkloadRunner {
         let steal0 = CPUAccounting.stealSeconds()
         let cpu0 = CPUAccounting.processNanoseconds()
         let fanout = workload.fanout
-        let sending = publishers.enumerated().map { publisher, herald in
+        let sending = (0..<workload.publishers).map { publisher in
             Task { [workload] in
                 await Self.publish(
-                    herald,
+                    publishers[publisher % publishers.count],
                     publisher: publisher,
                     workload: workload,
                     names: names,
@@ -125,7 +125,7 @@ struct WorkloadRunner {
                 seen = delivered
                 lastProgress = now
             }
-            if counters.publishersDone.load(ordering: .acquiring) < publishers.count { continue }
+            if counters.publishersDone.load(ordering: .acquiring) < workload.publishers { continue }
             if delivered >= counters.expected.load(ordering: .acquiring) { break }
             if now - lastProgress > drain { break }
         }
