@@ -13,6 +13,8 @@
 #      marked "noisy"; medians use the runs that were not, where there are any.
 #      QUIET_WAIT=3 QUIET_BUDGET=60: before each run, wait (bounded) for other processes to use < QUIET_PCT=15 %.
 #      WORKLOADS="fanout-1 fanout-10 fanout-100 latency named": the workloads of each round.
+#      BEFORE_BIN=DIR: also run DIR/herald-bench (an earlier build) in each round, as "herald-bench-before", so a
+#      change to the library is measured against its predecessor in the same rounds.
 # Everything it starts it stops (trap EXIT); every run is bounded by timeout(1).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -189,8 +191,16 @@ for rep in $(seq "$REPS"); do
         done
     done
     for w in $WORKLOADS; do
-        measure herald-bench "$w" timeout -k 5 $((DURATION + 45)) "$SWIFT_BIN/herald-bench" --workload "$w" \
-            --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30))
+        benches="herald-bench"
+        if [ -n "${BEFORE_BIN:-}" ]; then
+            if (( rep % 2 )); then benches="herald-bench herald-bench-before"; else benches="herald-bench-before herald-bench"; fi
+        fi
+        for b in $benches; do
+            bin=$SWIFT_BIN
+            [ "$b" = herald-bench-before ] && bin=$BEFORE_BIN
+            measure "$b" "$w" timeout -k 5 $((DURATION + 45)) "$bin/herald-bench" --workload "$w" \
+                --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30))
+        done
     done
     # The same consumers in plain Tasks on the global pool, for the difference Herald.taskExecutor makes.
     for w in fanout-1 fanout-100; do
