@@ -33,6 +33,9 @@ struct WriterState {
     var roomWaiters: [CheckedContinuation<Void, Never>] = []
     /// Callers waiting until everything queued is written.
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Why to end the connection once everything queued is written: its ``Herald`` was released with posts still
+    /// queued, which are written first.
+    var endWhenWritten: HeraldError?
 
     /// Who writes the buffer.
     enum Owner {
@@ -53,6 +56,16 @@ struct WriterState {
     /// Whether a post of `size` bytes fits now: in the room left, or alone in an empty buffer.
     func hasRoom(for size: Int) -> Bool {
         pending.isEmpty || pending.count + size <= Self.capacity
+    }
+
+    /// The writer is done, with everything queued written: nobody owns the buffer now.
+    ///
+    /// - Returns: the waiters to resume, and why to end the connection now, if it is to end once written.
+    mutating func finishWriting() -> (waiters: [CheckedContinuation<Void, Never>], end: HeraldError?) {
+        owner = .none
+        blockedSince = 0
+        becameIdle()
+        return (takeWaiters(), endWhenWritten)
     }
 
     /// Everything queued is written: the buffers are emptied, and given back if a burst made them large.
@@ -169,8 +182,10 @@ extension Connection {
     func writeOutput(asCaller: Bool = false) -> Int32? {
         let me: WriterState.Owner = asCaller ? .caller : .reader
         var resumed: [CheckedContinuation<Void, Never>] = []
+        var ending: HeraldError?
         defer {
             for waiter in resumed { waiter.resume() }
+            if let ending { fail(ending, local: true) }
         }
         // At most two batches per call, so a connection that posts without pause still reads between them.
         for _ in 0..<2 {
@@ -183,10 +198,9 @@ extension Connection {
                 }
                 if writer.written == writer.outgoing.count {
                     guard !writer.pending.isEmpty else {
-                        writer.owner = .none
-                        writer.blockedSince = 0
-                        writer.becameIdle()
-                        resumed += writer.takeWaiters()
+                        let finished = writer.finishWriting()
+                        resumed += finished.waiters
+                        ending = finished.end
                         return nil
                     }
                     // The last batch is out: take the next, which frees room for the posts waiting.
@@ -221,9 +235,9 @@ extension Connection {
                             writer.owner = .reader
                             return true
                         }
-                        writer.owner = .none
-                        writer.becameIdle()
-                        resumed += writer.takeWaiters()
+                        let finished = writer.finishWriting()
+                        resumed += finished.waiters
+                        ending = finished.end
                         return false
                     }
                     return more ? 0 : nil
@@ -290,6 +304,26 @@ extension Connection {
         case .queued, .full: break
         }
         return true
+    }
+
+    /// Ends the connection for `reason` once everything queued is written, then `BYE`: what releasing a ``Herald``
+    /// does, so posts that returned are not lost with it. At once when nothing is queued; a daemon that stops reading
+    /// ends it after `requestTimeout`, as always.
+    func endWhenWritten(_ reason: HeraldError) {
+        let step = writer.withLock { writer -> Queued in
+            guard writer.isOpen, !writer.isBroken else { return .closed }
+            writer.append(.bye, size: Frame.bye.encodedSize)
+            writer.isOpen = false
+            writer.endWhenWritten = reason
+            guard writer.owner == .none else { return .queued }
+            writer.owner = .caller
+            return .write
+        }
+        switch step {
+        case .closed: fail(reason, local: true)
+        case .write: startWriting()
+        case .queued, .full: break
+        }
     }
 
     /// Stops all writing for good: the connection failed or was closed. Wakes every waiting writer.

@@ -35,8 +35,9 @@ public final class Herald: Sendable {
 
     deinit {
         supervisor.withLock { $0?.cancel() }
-        // Nothing can use the connection any more: shutting the socket down ends the reader thread.
-        current.withLock { $0 }.fail(HeraldError(.disconnected, "the Herald was released"), local: true)
+        // Nothing can use the connection any more. Posts still queued are written first; then the socket is shut
+        // down, which ends the reader thread.
+        current.withLock { $0 }.endWhenWritten(HeraldError(.disconnected, "the Herald was released"))
     }
 
     /// An executor that runs tasks on this Herald's reader thread, for consumers that want every notification at the

@@ -136,4 +136,30 @@ import Testing
             await subscriber.close()
         }
     }
+
+    @Test func releasingTheHeraldWritesEveryQueuedPostFirst() async throws {
+        try await withDaemon { daemon in
+            let subscriber = try await connect(daemon, name: "subscriber")
+            let stream = try await subscriber.notifications(matching: "released", bufferingPolicy: .unbounded)
+            var publisher: Herald? = try await connect(daemon, name: "publisher")
+            // Stopped, the daemon reads nothing: once the kernel's socket buffer is full, posts stay in the library.
+            daemon.process.signal(SIGSTOP)
+            var count = 0
+            var queued = false
+            while !queued, count < 10_000 {
+                try await publisher?.post("released", payload: Self.payload(task: 0, index: count, size: 512))
+                count += 1
+                queued =
+                    publisher?.connection.writer.withLock { $0.written < $0.outgoing.count || !$0.pending.isEmpty }
+                    ?? false
+            }
+            // Released with posts queued: they are written before the connection ends, not dropped with it.
+            publisher = nil
+            daemon.process.signal(SIGCONT)
+            #expect(queued)
+            let received = await collect(count, from: stream)
+            #expect(received.map { Self.decode($0).index } == Array(0..<count))
+            await subscriber.close()
+        }
+    }
 }
