@@ -9,10 +9,12 @@ import Synchronization
 /// the machine's cores. A task that prefers this executor is instead resumed on the reader thread itself, right after
 /// the read that fed it, as a single-threaded client written in C would do: one thread reads, routes and consumes.
 ///
-/// How the reader thread drives it, before each read (``runJobsAndWait(for:socket:)``):
+/// How the reader thread drives it, before each read (``runJobsAndWait(for:socket:blockedOutput:writeOutput:)``):
 /// 1. it runs the queued jobs; one enqueued while it runs (a consumer the read just fed) is queued, without a syscall;
-/// 2. it waits in `poll` for input on its socket and on an eventfd; a job enqueued from another thread while it waits
-///    (a timer, a task resumed elsewhere) signals the eventfd, once per wait.
+/// 2. it writes the connection's outgoing buffer when a writer asked it to (``requestOutput(from:)``), after those
+///    jobs, so the posts they made go out in one batch;
+/// 3. it waits in `poll` for input on its socket (and for room in it while output is blocked) and on an eventfd; a
+///    job enqueued or a write asked for from another thread while it waits signals the eventfd, once per wait.
 ///
 /// Between connections (reconnecting), after the Herald closes, and where there is no eventfd (not Linux, or none
 /// could be made), jobs go to the global concurrent executor: a preference, not a promise.
