@@ -48,7 +48,7 @@ struct WriterState {
         let start = pending.count
         pending.append(contentsOf: repeatElement(0, count: size))
         pending.withUnsafeMutableBytes { raw in
-            frame.encode(to: UnsafeMutableRawBufferPointer(rebasing: raw[start..<start + size]))
+            _ = frame.encode(to: UnsafeMutableRawBufferPointer(rebasing: raw[start..<start + size]))
         }
     }
 
