@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare.sh - heraldd beside Redis, measured by the same C client (shared/bench/peers), plus the whole Swift
+# compare.sh - heraldd beside Redis and brokerless ZeroMQ, measured by the same C client (shared/bench/peers), plus the whole Swift
 # stack (herald-bench), the socketpair ceiling (uds_limit), the one-hop reference (relay_limit: the least a
 # broker in C can do per post, under the same client) and the idle-connection memory check. Prints a markdown
 # table of medians with the ratios against issue 6's targets.
@@ -12,6 +12,9 @@
 #      NOISE_PCT=10: a run where other processes plus hypervisor steal took more than this % of a core is
 #      marked "noisy"; medians use the runs that were not, where there are any.
 #      QUIET_WAIT=3 QUIET_BUDGET=60: before each run, wait (bounded) for other processes to use < QUIET_PCT=15 %.
+#      WORKLOADS="fanout-1 fanout-10 fanout-100 latency named": the workloads of each round.
+#      BEFORE_BIN=DIR: also run DIR/herald-bench (an earlier build) in each round, as "herald-bench-before", so a
+#      change to the library is measured against its predecessor in the same rounds.
 # Everything it starts it stops (trap EXIT); every run is bounded by timeout(1).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -168,7 +171,7 @@ ulimit -n "$(ulimit -Hn)" # 10,000 idle connections: the daemon and the holder e
 
 # ---- measure: REPS rounds; each round starts both brokers afresh and alternates which goes first ----
 : > "$OUT"
-WORKLOADS="fanout-1 fanout-10 fanout-100 latency named"
+WORKLOADS=${WORKLOADS:-fanout-1 fanout-10 fanout-100 latency named}
 for rep in $(seq "$REPS"); do
     log "round $rep of $REPS"
     start_heraldd "$TMP/herald$rep" || { log "heraldd did not start"; cat "$TMP/heraldd.log" >&2; exit 1; }
@@ -176,18 +179,28 @@ for rep in $(seq "$REPS"); do
     start_relay || { log "relay_limit did not start"; cat "$TMP/relay.log" >&2; exit 1; }
     measure uds_limit fanout timeout 60 "$BUILD/uds_limit" --duration 1 --only fanout
     for w in $WORKLOADS; do
-        if (( rep % 2 )); then order="redis herald relay"; else order="relay herald redis"; fi
+        if (( rep % 2 )); then order="redis herald zmq relay"; else order="relay zmq herald redis"; fi
         for peer in $order; do
             case $peer in
             redis) c_bench redis "$REDIS_SOCK" "$REDIS_PID" "$w" ;;
+            # Brokerless: the publisher binds ipc://PREFIX.pub0 and every subscriber connects to it; no broker pid.
+            zmq) c_bench zmq "$TMP/zmq$rep-$w" 0 "$w"; rm -f "$TMP/zmq$rep-$w"* ;;
             herald) c_bench herald "$HERALD_SOCK" "$HERALD_PID" "$w" ;;
             relay) c_bench herald "$RELAY_SOCK" "$RELAY_PID" "$w" relay_limit ;;
             esac
         done
     done
     for w in $WORKLOADS; do
-        measure herald-bench "$w" timeout -k 5 $((DURATION + 45)) "$SWIFT_BIN/herald-bench" --workload "$w" \
-            --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30))
+        benches="herald-bench"
+        if [ -n "${BEFORE_BIN:-}" ]; then
+            if (( rep % 2 )); then benches="herald-bench herald-bench-before"; else benches="herald-bench-before herald-bench"; fi
+        fi
+        for b in $benches; do
+            bin=$SWIFT_BIN
+            [ "$b" = herald-bench-before ] && bin=$BEFORE_BIN
+            measure "$b" "$w" timeout -k 5 $((DURATION + 45)) "$bin/herald-bench" --workload "$w" \
+                --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30))
+        done
     done
     # The same consumers in plain Tasks on the global pool, for the difference Herald.taskExecutor makes.
     for w in fanout-1 fanout-100; do

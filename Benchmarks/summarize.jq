@@ -1,7 +1,6 @@
 # summarize.jq - compare.sh's tables from its results (jq -s -r -f summarize.jq results.jsonl).
 # Medians over ok runs; where some runs were not noisy (other processes + steal <= NOISE_PCT), only those.
-# ZeroMQ is not run here: its figures are the issue's table (shared/bench/peers/RESULTS.md, same machine kind).
-def zmq: {"fanout-1": 1.66e6, "fanout-10": 3.97e6, "fanout-100": 4.24e6, "named": 1.44e6};
+# Brokerless ZeroMQ is measured in the same rounds (peer "zmq"), by the same C client.
 def best_peer_latency: {p50: 29.6, p99: 130};
 
 def med: map(select(. != null and . >= 0)) | sort
@@ -23,10 +22,12 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
     | calm | map(.delivery_rate) | med;
   def runs($p): $all | map(select(.peer == $p and .workload != "idle-connections"));
   def idle($h): $all | map(select(.workload == "idle-connections" and .hello == $h)) | .[0];
+  def zmq: {"fanout-1": r("zmq"; "fanout-1"), "fanout-10": r("zmq"; "fanout-10"), "fanout-100": r("zmq"; "fanout-100"),
+    "named": r("zmq"; "named")};
   ["fanout-1", "fanout-10", "fanout-100", "named"] as $tput
 | "### Medians (deliveries/s; latency in µs)",
   "",
-  "| workload | Redis, C client | heraldd, C client | heraldd / Redis | herald-bench (Swift both ends) | herald-bench / Redis | ZeroMQ brokerless (issue) | uds_limit 1 write/msg | one-hop reference (relay_limit), C client | heraldd / relay_limit |",
+  "| workload | Redis, C client | heraldd, C client | heraldd / Redis | herald-bench (Swift both ends) | herald-bench / Redis | ZeroMQ brokerless, C client | uds_limit 1 write/msg | one-hop reference (relay_limit), C client | heraldd / relay_limit |",
   "|---|---|---|---|---|---|---|---|---|---|",
   ($tput[] as $w
    | "| \($w) | \(r("redis"; $w) | rate) | \(r("herald"; $w) | rate) | \(div(r("herald"; $w); r("redis"; $w)) | x) | "
@@ -35,7 +36,8 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
      + "\(r("relay_limit"; $w) | rate) | \(div(r("herald"; $w); r("relay_limit"; $w)) | x) |"),
   "| latency p50 / p99 (10k msg/s, M=10) | \(f("redis"; "latency"; "lat_p50_us") | us) / \(f("redis"; "latency"; "lat_p99_us") | us) | "
     + "\(f("herald"; "latency"; "lat_p50_us") | us) / \(f("herald"; "latency"; "lat_p99_us") | us) | | "
-    + "\(f("herald-bench"; "latency"; "lat_p50_us") | us) / \(f("herald-bench"; "latency"; "lat_p99_us") | us) | | 57.1 / 237 | | "
+    + "\(f("herald-bench"; "latency"; "lat_p50_us") | us) / \(f("herald-bench"; "latency"; "lat_p99_us") | us) | | "
+    + "\(f("zmq"; "latency"; "lat_p50_us") | us) / \(f("zmq"; "latency"; "lat_p99_us") | us) | | "
     + "\(f("relay_limit"; "latency"; "lat_p50_us") | us) / \(f("relay_limit"; "latency"; "lat_p99_us") | us) | |",
   "| herald-bench, consumers on the global pool (`--consumers pool`): fan-out 1 / fan-out 100 | | | | \(r("herald-bench-pool"; "fanout-1") | rate) / \(r("herald-bench-pool"; "fanout-100") | rate) | | | | | |",
   "| broker CPU % at fan-out 100 | \(f("redis"; "fanout-100"; "broker_cpu_pct") | us) | \(f("herald"; "fanout-100"; "broker_cpu_pct") | us) | | \(f("herald-bench"; "fanout-100"; "broker_cpu_pct") | us) | | | | \(f("relay_limit"; "fanout-100"; "broker_cpu_pct") | us) | |",
@@ -49,10 +51,10 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
   (("fanout-10", "fanout-100") as $w
    | div(r("herald"; $w); r("redis"; $w)) as $q | div(r("herald"; $w); zmq[$w]) as $z
    | "| \($w): at least 2x Redis | \(r("herald"; $w) | rate) vs \(r("redis"; $w) | rate) | \($q | x) | \(met(if $q then $q >= 2 else null end)) |",
-     "| \($w): ahead of brokerless ZeroMQ (issue's \(zmq[$w] | rate)) | \(r("herald"; $w) | rate) | \($z | x) | \(met(if $z then $z > 1 else null end)) |"),
+     "| \($w): ahead of brokerless ZeroMQ (\(zmq[$w] | rate), same run) | \(r("herald"; $w) | rate) | \($z | x) | \(met(if $z then $z > 1 else null end)) |"),
   (div(r("herald"; "named"); r("redis"; "named")) as $q | div(r("herald"; "named"); zmq["named"]) as $z
    | "| named: at least 2.5x Redis | \(r("herald"; "named") | rate) vs \(r("redis"; "named") | rate) | \($q | x) | \(met(if $q then $q >= 2.5 else null end)) |",
-     "| named: ahead of brokerless ZeroMQ (issue's 1.44M) | \(r("herald"; "named") | rate) | \($z | x) | \(met(if $z then $z > 1 else null end)) |"),
+     "| named: ahead of brokerless ZeroMQ (\(zmq["named"] | rate), same run) | \(r("herald"; "named") | rate) | \($z | x) | \(met(if $z then $z > 1 else null end)) |"),
   (f("herald"; "latency"; "lat_p50_us") as $p | f("redis"; "latency"; "lat_p50_us") as $rp
    | "| latency p50 at most 20 µs, lower than every peer (Redis here \($rp | us), best in issue \(best_peer_latency.p50)) | \($p | us) µs | \(div($p; 20) | x) of target | \(met(if $p then $p <= 20 and $p < ([$rp, best_peer_latency.p50] | map(select(. != null)) | min) else null end)) |"),
   (f("herald"; "latency"; "lat_p99_us") as $p | f("redis"; "latency"; "lat_p99_us") as $rp
@@ -66,6 +68,26 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
   (idle(false), idle(true) | select(. != null)
    | "| idle connection (\(if .hello then "after HELLO" else "connected, no HELLO" end)) at most 16 KiB; \(.connections) under 200 MB | \(.per_connection_bytes) B each; RSS \((.rss_before_kib / 1024 * 10 | round) / 10) → \((.rss_after_kib / 1024 * 10 | round) / 10) MiB | \(div(.per_connection_bytes; 16384) | x) of 16 KiB | \(met(.ok and .per_connection_bytes <= 16384 and .rss_after_kib < 200 * 1024)) |"),
   "",
+  "### Issue 19's targets (the Swift stack, herald-bench, against the C client's peers in the same run)",
+  "",
+  "| target | measured | ratio | met |",
+  "|---|---|---|---|",
+  (("fanout-1", "named") as $w | div(r("herald-bench"; $w); zmq[$w]) as $q
+   | "| herald-bench \($w) at least brokerless ZeroMQ's by the C client | \(r("herald-bench"; $w) | rate) vs \(zmq[$w] | rate) | \($q | x) | \(met(if $q then $q >= 1 else null end)) |"),
+  (div(r("herald-bench"; "fanout-100"); r("herald"; "fanout-100")) as $q
+   | "| herald-bench fan-out 100 at least 0.8x heraldd's by the C client | \(r("herald-bench"; "fanout-100") | rate) vs \(r("herald"; "fanout-100") | rate) | \($q | x) | \(met(if $q then $q >= 0.8 else null end)) |"),
+  (f("herald-bench"; "latency"; "lat_p50_us") as $p50 | f("herald-bench"; "latency"; "lat_p99_us") as $p99
+   | f("herald-bench-before"; "latency"; "lat_p50_us") as $b50 | f("herald-bench-before"; "latency"; "lat_p99_us") as $b99
+   | "| herald-bench latency p50 / p99 (10k posts/s, 10 subscribers) no worse than the earlier build's (BEFORE_BIN, same rounds) | \($p50 | us) / \($p99 | us) µs vs \($b50 | us) / \($b99 | us) | \(div($p50; $b50) | x) / \(div($p99; $b99) | x) | \(met(if $p50 and $b50 then $p50 <= $b50 and $p99 <= $b99 else null end)) |"),
+  (if any($all[]; .peer == "herald-bench-before") then
+     ("fanout-1", "fanout-100", "named") as $w | div(r("herald-bench"; $w); r("herald-bench-before"; $w)) as $q
+     | "| herald-bench \($w) against the earlier build (BEFORE_BIN, same rounds) | \(r("herald-bench"; $w) | rate) vs \(r("herald-bench-before"; $w) | rate) | \($q | x) | |"
+   else empty end),
+  (div(r("herald"; "named"); uds(1; 1)) as $q
+   | "| heraldd named by the C client at least 0.9x uds_limit (1 write per message) | \(r("herald"; "named") | rate) vs \(uds(1; 1) | rate) | \($q | x) | \(met(if $q then $q >= 0.9 else null end)) |"),
+  ((runs("herald-bench") + runs("herald-bench-pool")) as $h
+   | "| nothing lost: lost 0 and ok true in every herald-bench run | lost \($h | map(.lost // 0) | add), ok \($h | map(select(.ok == true)) | length)/\($h | length) | | \(met(($h | length) > 0 and ($h | all(.ok == true and (.lost // 0) == 0)))) |"),
+  "",
   (r("relay_limit"; "fanout-1") as $f1 | r("relay_limit"; "named") as $n
    | "The one-hop reference (`relay_limit`: one read, one NOTIFY encoded per post, one send per subscriber, heraldd's "
      + "wake-up moderation), under the same client in the same rounds: fan-out 1 \($f1 | rate) (\(div($f1; uds(1; 1)) | x) of "
@@ -73,4 +95,4 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
      + "\(f("relay_limit"; "latency"; "lat_p50_us") | us) µs. heraldd against it: fan-out 1 \(div(r("herald"; "fanout-1"); $f1) | x), "
      + "named \(div(r("herald"; "named"); $n) | x)."),
   "",
-  "Runs: \($all | map(select(.workload != "idle-connections")) | length), noisy (other + steal > 10 % of a core): \($all | map(select(.noisy == true)) | length). ZeroMQ figures are the issue's, not run here."
+  "Runs: \($all | map(select(.workload != "idle-connections")) | length), noisy (other + steal > 10 % of a core): \($all | map(select(.noisy == true)) | length). ZeroMQ brokerless is measured in the same rounds."

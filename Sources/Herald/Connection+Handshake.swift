@@ -1,15 +1,46 @@
+import Foundation
 import HeraldPosix
 import HeraldWire
 
 extension Connection {
     /// Connects to the daemon at `socketPath`, completes `HELLO`/`WELCOME`, and starts the reader thread.
     ///
-    /// The handshake blocks the calling thread, bounded by `requestTimeout` per read and write (`SO_RCVTIMEO`,
-    /// `SO_SNDTIMEO`): it is one short exchange, and everything after it happens on the reader thread.
+    /// The connect(2) and the handshake run on the connection's own reader thread, which then goes on reading: the
+    /// calling task only suspends. They block that thread, bounded by `requestTimeout` per read and write
+    /// (`SO_RCVTIMEO`, `SO_SNDTIMEO`), never a thread of the cooperative pool, which on Linux has only as many threads
+    /// as cores: two apps connecting to a daemon slow to answer would otherwise stall every task of the process.
     ///
     /// - Throws: `.daemonUnavailable` when nothing listens on the path, `.timedOut`, `.daemonError` for an `ERROR`
     ///   (`PERMISSION_DENIED`, `UNSUPPORTED_VERSION`), `.disconnected` when the daemon is shutting down.
     static func open(
+        socketPath: String,
+        options: Herald.Options,
+        executor: ReaderExecutor
+    ) async throws(HeraldError) -> Connection {
+        typealias Opened = CheckedContinuation<Result<Connection, HeraldError>, Never>
+        let opened = await withCheckedContinuation { (continuation: Opened) in
+            let thread = Thread {
+                let connection: Connection
+                do throws(HeraldError) {
+                    connection = try handshake(socketPath: socketPath, options: options, executor: executor)
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                    return
+                }
+                // Before the caller resumes, so a task it starts at once on the executor runs on this thread.
+                connection.executor.attach(ObjectIdentifier(connection))
+                continuation.resume(returning: .success(connection))
+                connection.runReader(maxPayload: Int(connection.welcome.maxPayload))
+            }
+            thread.name = "herald-reader"
+            thread.start()
+        }
+        return try opened.get()
+    }
+
+    /// Connects and completes `HELLO`/`WELCOME`, blocking the calling thread (the reader thread) for at most
+    /// `requestTimeout` per read and write.
+    private static func handshake(
         socketPath: String,
         options: Herald.Options,
         executor: ReaderExecutor
@@ -41,8 +72,8 @@ extension Connection {
                 throw HeraldError(.protocolError, "heraldd chose protocol version \(welcome.version), not offered")
             }
             do {
-                // The reader thread waits for frames as long as the connection lives.
-                try socket.setReceiveTimeout(seconds: 0)
+                // From here on nothing blocks: the reader thread waits in poll, and writers never wait in send.
+                try socket.setNonBlocking(true)
             } catch {
                 throw HeraldError(.io, "\(error)")
             }
@@ -57,7 +88,6 @@ extension Connection {
                 "connected to \(welcome.server) (pid \(welcome.daemonPID)) on \(socketPath), "
                     + "protocol \(welcome.version), maxPayload \(welcome.maxPayload)"
             )
-            connection.startReader(maxPayload: Int(welcome.maxPayload))
             return connection
         case .error(let error):
             throw daemonError(error)

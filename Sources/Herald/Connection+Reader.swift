@@ -3,33 +3,24 @@ import HeraldPosix
 import HeraldWire
 
 extension Connection {
-    /// Starts the reader thread. It holds the connection until the socket reaches end of file or fails.
-    ///
-    /// - Parameter maxPayload: the daemon's `maxPayload`, from `WELCOME`, which bounds the frames it accepts.
-    func startReader(maxPayload: Int) {
-        let thread = Thread { [self] in
-            runReader(maxPayload: maxPayload)
-        }
-        thread.name = "herald-reader"
-        executor.attach(ObjectIdentifier(self))
-        thread.start()
-    }
-
     /// The reader thread's loop: wait for input, running meanwhile the jobs of the tasks that prefer this thread
     /// (``ReaderExecutor``); read whatever is there; copy the whole frames once into bytes every notification of the
     /// read shares, and route them under one lock.
-    private func runReader(maxPayload: Int) {
+    func runReader(maxPayload: Int) {
         let scanner = FrameScanner(maxPayload: maxPayload)
         var buffer = ReceiveBuffer()
         var ending: HeraldError?
         let owner = ObjectIdentifier(self)
+        var blockedOutput: Int32?
         defer { executor.detach(owner) }
         while ending == nil {
             let count: Int
             do {
-                try executor.runJobsAndWait(for: owner, socket: socket)
-                // The socket has input (or end of file, or an error), so this returns at once. It is blocking without
-                // a receive timeout, so `.wouldBlock` does not happen; if it did, waiting again is right.
+                try executor.runJobsAndWait(for: owner, socket: socket, blockedOutput: &blockedOutput) {
+                    writeOutput()
+                }
+                // The socket has input (or end of file, or an error), so this returns at once; if it did not after
+                // all, waiting again is right.
                 guard let read = try socket.read(into: buffer.free).value else { continue }
                 count = read
             } catch {

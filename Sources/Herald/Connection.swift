@@ -5,8 +5,9 @@ import Synchronization
 
 /// One connection to heraldd: the socket, the reader thread's routing state, and the requests in flight.
 ///
-/// The socket is blocking. A dedicated reader thread reads it (see `Connection+Reader.swift`); callers write to it
-/// under `writer`, so frames never interleave. `SO_SNDTIMEO` bounds every write, so a daemon that stops reading
+/// The socket is non-blocking once the handshake is done. A dedicated reader thread reads it (see
+/// `Connection+Reader.swift`); callers queue whole frames in one outgoing buffer, written by one writer at a time
+/// (see `Connection+Output.swift`), so frames never interleave. A daemon that takes no output for `requestTimeout`
 /// becomes an error, never a hang.
 ///
 /// The reader thread holds the connection strongly and ends when the socket is shut down, which ``fail(_:)`` does;
@@ -25,9 +26,8 @@ final class Connection: Sendable {
     /// Given the live subscriptions when the connection is lost, for ``Herald`` to move them to a new connection;
     /// nil when streams should end with the connection.
     let lostHandler = Mutex<(@Sendable ([Subscription]) -> Void)?>(nil)
-    /// Whether frames may still be written, and the bytes of the frame being written. Held while writing, so whole
-    /// frames go out one at a time and nothing follows `BYE`.
-    private let writer = Mutex(WriterState())
+    /// The outgoing buffer and who writes it (`Connection+Output.swift`).
+    let writer = Mutex(WriterState())
 
     init(
         socket: consuming FileDescriptor,
@@ -54,44 +54,6 @@ final class Connection: Sendable {
     /// Why the connection ended, or nil while it is open.
     var closedReason: HeraldError? {
         state.withLock { $0.closedReason }
-    }
-
-    /// Writes one frame, whole.
-    ///
-    /// The frame is encoded into the writer's own buffer, reused from one frame to the next, so a post allocates
-    /// nothing on its way to the socket.
-    ///
-    /// - Throws: why the connection ended, if it has; `.timedOut` if the daemon did not read for `requestTimeout`
-    ///   (the connection is then closed, since part of a frame may have been written).
-    func write(_ frame: Frame) throws(HeraldError) {
-        let result = writer.withLock { writer -> Result<Void, SystemError>? in
-            guard writer.writable else { return nil }
-            let size = frame.encodedSize
-            if writer.scratch.count < size {
-                writer.scratch = [UInt8](repeating: 0, count: max(size, WriterState.standardCapacity))
-            }
-            let result = writer.scratch.withUnsafeMutableBytes { raw in
-                let bytes = UnsafeMutableRawBufferPointer(rebasing: raw[..<size])
-                frame.encode(to: bytes)
-                return Result { () throws(SystemError) in try socket.writeAll(UnsafeRawBufferPointer(bytes)) }
-            }
-            if writer.scratch.count > WriterState.standardCapacity {
-                // A large payload's buffer is not kept for the small posts that follow.
-                writer.scratch = []
-            }
-            if case .failure = result { writer.writable = false }
-            return result
-        }
-        switch result {
-        case .success:
-            return
-        case .failure(let error):
-            let reason = Self.writeFailure(error, timeout: options.requestTimeout)
-            fail(reason)
-            throw closedReason ?? reason
-        case nil:
-            throw closedReason ?? HeraldError(.disconnected, "the connection to heraldd is closed")
-        }
     }
 
     /// Sends a request built with a fresh id and waits for its answer, at most `requestTimeout`.
@@ -274,6 +236,7 @@ final class Connection: Sendable {
     func fail(_ reason: HeraldError, local: Bool = false) {
         guard let (subscriptions, resumptions) = state.withLock({ $0.close(reason) }) else { return }
         options.logger?.debug("connection to \(socketPath) ended: \(reason)")
+        breakOutput()
         // Shut down, not close: the reader thread may be inside read(2) on this descriptor right now.
         try? socket.shutdown(read: true, write: true)
         let handler = lostHandler.withLock { handler in
@@ -295,13 +258,9 @@ final class Connection: Sendable {
 
     /// Sends `BYE`, ends the connection, and waits for the reader thread to end.
     func close() async {
-        writer.withLock { writer in
-            guard writer.writable else { return }
-            writer.writable = false
-            let bye = Frame.bye.encoded()
-            // Best effort: the daemon treats end of file like BYE, so a failure here changes nothing.
-            _ = bye.withUnsafeBytes { raw in Result { () throws(SystemError) in try socket.writeAll(raw) } }
-        }
+        // Everything posted before goes out first, then BYE; bounded by `requestTimeout` if the daemon stops
+        // reading. Best effort: the daemon treats end of file like BYE.
+        if queueGoodbye() { await drainOutput() }
         fail(HeraldError(.disconnected, "the connection was closed by this process"), local: true)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = state.withLock { state in
@@ -334,15 +293,4 @@ final class Connection: Sendable {
             HeraldError(.io, "\(error)")
         }
     }
-}
-
-/// What the connection's writer lock guards.
-struct WriterState {
-    /// The scratch buffer's usual size; a larger frame gets a buffer of its own size for its write.
-    static let standardCapacity = 4096
-
-    /// Whether frames may still be written; false once `BYE` is written or a write failed.
-    var writable = true
-    /// Where each frame is encoded before it is written.
-    var scratch: [UInt8] = []
 }

@@ -35,8 +35,9 @@ public final class Herald: Sendable {
 
     deinit {
         supervisor.withLock { $0?.cancel() }
-        // Nothing can use the connection any more: shutting the socket down ends the reader thread.
-        current.withLock { $0 }.fail(HeraldError(.disconnected, "the Herald was released"), local: true)
+        // Nothing can use the connection any more. Posts still queued are written first; then the socket is shut
+        // down, which ends the reader thread.
+        current.withLock { $0 }.endWhenWritten(HeraldError(.disconnected, "the Herald was released"))
     }
 
     /// An executor that runs tasks on this Herald's reader thread, for consumers that want every notification at the
@@ -74,7 +75,7 @@ public final class Herald: Sendable {
     ) async throws(HeraldError) -> Herald {
         let path = SocketPath.resolve(explicit: socketPath)
         let executor = ReaderExecutor()
-        let connection = try Connection.open(socketPath: path, options: options, executor: executor)
+        let connection = try await Connection.open(socketPath: path, options: options, executor: executor)
         let herald = Herald(connection: connection, path: path, options: options)
         do {
             try await herald.prepare(connection)
@@ -140,7 +141,11 @@ public final class Herald: Sendable {
     private func attemptReconnection(carrying lost: [Subscription], retryingIn delay: Duration) async -> Bool {
         let connection: Connection
         do throws(HeraldError) {
-            connection = try Connection.open(socketPath: path, options: options, executor: self.connection.executor)
+            connection = try await Connection.open(
+                socketPath: path,
+                options: options,
+                executor: self.connection.executor
+            )
             current.withLock { $0 = connection }
             try await prepare(connection)
         } catch {
@@ -193,8 +198,16 @@ public final class Herald: Sendable {
 
     /// Posts `userInfo` as a JSON object to `name`.
     ///
-    /// Returns once the frame is written to the socket, without waiting for the daemon: posts are pipelined, and the
-    /// daemon processes a connection's posts in order. Use ``flush()`` to wait until they have been processed.
+    /// When this returns, the post is queued, in order, in the connection's bounded outgoing buffer, or already
+    /// written to the socket; it does not wait for the daemon. A post made while the daemon has not yet read an
+    /// earlier write, or made while another post is being written, joins one buffered write with them; a lone post
+    /// is written at once, with no timer and no added latency. Posts from one connection reach the daemon in the
+    /// order their calls were made, and it processes them in that order. When the buffer is full (the daemon reads
+    /// slower than this process posts), `post` suspends until there is room: it never drops a post, and the buffer
+    /// never grows past its bound.
+    ///
+    /// Queued posts are written before ``close()`` says goodbye. Use ``flush()`` to wait until the daemon has
+    /// processed them, or ``postAcknowledged(_:payload:retain:)`` for one post's sequence number.
     ///
     /// - Parameters:
     ///   - name: a name (Protocols/wire.md), not under `herald.`.
@@ -202,7 +215,7 @@ public final class Herald: Sendable {
     ///   - retain: also store the payload as the name's retained value.
     /// - Throws: ``HeraldError/Code/invalidName``, ``HeraldError/Code/reservedName`` or
     ///   ``HeraldError/Code/payloadTooLarge``, found before anything is sent, so the connection stays usable; or why
-    ///   the connection ended.
+    ///   the connection ended, which also loses the posts still queued.
     public func post(
         _ name: String,
         userInfo: [String: JSONValue]? = nil,
@@ -217,7 +230,7 @@ public final class Herald: Sendable {
     public func post(_ name: String, payload: [UInt8], retain: Bool = false) async throws(HeraldError) {
         let connection = self.connection
         try Self.checkPost(name, payloadSize: payload.count, maxPayload: Int(connection.welcome.maxPayload))
-        try connection.write(Frame.post(Frame.Post(request: 0, name: name, payload: payload, retain: retain)))
+        try await connection.post(Frame.post(Frame.Post(request: 0, name: name, payload: payload, retain: retain)))
     }
 
     /// Posts raw bytes to `name` and waits for the daemon's `ACK`.

@@ -84,6 +84,9 @@ public struct HeraldNotification: Sendable, Hashable {
     private let payloadCount: UInt32
 
     /// The payload decoded as a JSON object; nil when it is not one (empty, another JSON type, or not JSON).
+    ///
+    /// Decoded when asked, each time it is read: the reader thread decodes no payload, so a consumer that reads only
+    /// ``withUnsafePayloadBytes(_:)`` or ``name`` pays nothing for JSON. Keep the result to read it more than once.
     public var userInfo: [String: JSONValue]? {
         guard case .object(let object) = JSONValue.decode(payload) else { return nil }
         return object

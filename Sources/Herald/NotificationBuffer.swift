@@ -141,6 +141,18 @@ final class NotificationBuffer: Sendable {
             terminate()
             return nil
         }
+        // What is waiting is taken without a cancellation handler or a continuation: under load the consumer finds
+        // notifications waiting nearly every time, and installing both cost a task status lock and a continuation
+        // per take (perf: withStatusRecordLock 5 % of herald-bench named).
+        let waiting = state.withLock { state -> [HeraldNotification]?? in
+            if !state.items.isEmpty {
+                defer { state.items = [] }
+                return .some(state.items)
+            }
+            if state.finished || state.terminated { return .some(nil) }
+            return nil
+        }
+        if let waiting { return waiting }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<[HeraldNotification]?, Never>) in
                 let now = state.withLock { state -> [HeraldNotification]?? in

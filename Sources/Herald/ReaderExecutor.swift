@@ -9,10 +9,12 @@ import Synchronization
 /// the machine's cores. A task that prefers this executor is instead resumed on the reader thread itself, right after
 /// the read that fed it, as a single-threaded client written in C would do: one thread reads, routes and consumes.
 ///
-/// How the reader thread drives it, before each read (``runJobsAndWait(for:socket:)``):
+/// How the reader thread drives it, before each read (``runJobsAndWait(for:socket:blockedOutput:writeOutput:)``):
 /// 1. it runs the queued jobs; one enqueued while it runs (a consumer the read just fed) is queued, without a syscall;
-/// 2. it waits in `poll` for input on its socket and on an eventfd; a job enqueued from another thread while it waits
-///    (a timer, a task resumed elsewhere) signals the eventfd, once per wait.
+/// 2. it writes the connection's outgoing buffer when a writer asked it to (``requestOutput(from:)``), after those
+///    jobs, so the posts they made go out in one batch;
+/// 3. it waits in `poll` for input on its socket (and for room in it while output is blocked) and on an eventfd; a
+///    job enqueued or a write asked for from another thread while it waits signals the eventfd, once per wait.
 ///
 /// Between connections (reconnecting), after the Herald closes, and where there is no eventfd (not Linux, or none
 /// could be made), jobs go to the global concurrent executor: a preference, not a promise.
@@ -33,6 +35,8 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         var jobs: [UnownedJob] = []
         /// Whether the eventfd was signalled since the reader last drained it.
         var isSignalled = false
+        /// Whether a writer asked the reader to write the connection's outgoing buffer (``requestOutput(from:)``).
+        var outputRequested = false
         #if os(Linux)
         /// Lets another thread wake the reader; one per Herald, kept from one connection to the next.
         var wakeup: EventFD?
@@ -56,6 +60,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
             guard self.owner == nil, wakeupDescriptor != nil else { return }
             self.owner = owner
             isWaiting = false
+            outputRequested = false
         }
     }
 
@@ -97,18 +102,52 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         }
     }
 
+    /// Whether connection `owner`'s reader thread drives this executor now, so ``requestOutput(from:)`` can wake it.
+    func isDriven(by owner: ObjectIdentifier) -> Bool {
+        state.withLock { $0.owner == owner && $0.wakeupDescriptor != nil }
+    }
+
+    /// Asks connection `owner`'s reader thread to write the connection's outgoing buffer, before it next waits;
+    /// wakes it if it waits.
+    ///
+    /// - Returns: false when that reader does not drive this executor (reconnecting, or no eventfd): it cannot be
+    ///   woken, and the caller writes the buffer itself.
+    func requestOutput(from owner: ObjectIdentifier) -> Bool {
+        state.withLock { state in
+            guard state.owner == owner, state.wakeupDescriptor != nil else { return false }
+            state.outputRequested = true
+            #if os(Linux)
+            if state.isWaiting && !state.isSignalled {
+                state.isSignalled = true
+                try? state.wakeup?.signal()
+            }
+            #endif
+            return true
+        }
+    }
+
     // MARK: The reader thread's side
 
-    /// Runs the queued jobs, then waits until the socket has input, running the jobs enqueued meanwhile; called by the
-    /// reader thread of connection `owner` before each read, which then returns at once.
+    /// Runs the queued jobs and writes the connection's outgoing buffer when asked, then waits until the socket has
+    /// input, running the jobs enqueued meanwhile; called by the reader thread of connection `owner` before each
+    /// read, which then returns at once.
     ///
     /// The wait is a `poll` for input, never a blocking `read`: a thread blocked in `read` on a Unix stream socket is
     /// also woken each time the peer frees what this process wrote (the socket's write-space wake-up goes to every
     /// waiter on it), so the reader of a connection that only posts was woken for nothing once per daemon read. `poll`
-    /// is woken for input only.
+    /// is woken for input only, and for room to write only while output is blocked.
     ///
+    /// - Parameters:
+    ///   - blockedOutput: nil when no output waits for room in the socket; otherwise the longest wait for room, in
+    ///     milliseconds. Kept by the reader between calls.
+    ///   - writeOutput: writes what the socket takes of the outgoing buffer; returns what `blockedOutput` becomes.
     /// - Throws: what `poll` threw; the reader ends as for a failed read.
-    func runJobsAndWait(for owner: ObjectIdentifier, socket: borrowing FileDescriptor) throws(SystemError) {
+    func runJobsAndWait(
+        for owner: ObjectIdentifier,
+        socket: borrowing FileDescriptor,
+        blockedOutput: inout Int32?,
+        writeOutput: () -> Int32?
+    ) throws(SystemError) {
         while true {
             let step = state.withLock { state -> Step in
                 // The next connection's reader, once the last one has detached (see ``attach(_:)``).
@@ -123,6 +162,10 @@ final class ReaderExecutor: TaskExecutor, Sendable {
                     defer { state.jobs = [] }
                     return .run(state.jobs)
                 }
+                if state.outputRequested {
+                    state.outputRequested = false
+                    return .write
+                }
                 state.isWaiting = true
                 return .wait(wakeup)
             }
@@ -133,9 +176,25 @@ final class ReaderExecutor: TaskExecutor, Sendable {
                 }
                 // Jobs that enqueued more must not starve the socket: look at it before the next round.
                 if hasQueuedJobs, try socket.waitForInput(orFrom: -1, timeoutMilliseconds: 0).this { return }
+            case .write:
+                // After the jobs that ran before it: the posts of one turn of the reader thread go out together.
+                blockedOutput = writeOutput()
             case .wait(let wakeup):
-                let ready = try socket.waitForInput(orFrom: wakeup, timeoutMilliseconds: -1)
+                var timeout = blockedOutput ?? -1
+                if wakeup == -1 {
+                    // Writers cannot wake this reader, so they write themselves; what the socket did not take then
+                    // is this reader's to write, and it looks for it now and then.
+                    timeout = timeout == -1 ? 50 : min(timeout, 50)
+                }
+                let ready = try socket.waitForInput(
+                    orOutput: blockedOutput != nil,
+                    orFrom: wakeup,
+                    timeoutMilliseconds: timeout
+                )
                 didWake(owner)
+                if ready.writable || wakeup == -1 || (blockedOutput != nil && !ready.this && !ready.other) {
+                    blockedOutput = writeOutput()
+                }
                 if ready.this { return }
             }
         }
@@ -147,6 +206,8 @@ final class ReaderExecutor: TaskExecutor, Sendable {
 
     private enum Step {
         case run([UnownedJob])
+        /// Write the outgoing buffer.
+        case write
         /// Wait for input on the socket and on this descriptor, if it is not -1.
         case wait(Int32)
     }
@@ -181,6 +242,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
             state.owner = nil
             state.thread = nil
             state.isWaiting = false
+            state.outputRequested = false
             defer { state.jobs = [] }
             return state.jobs
         }

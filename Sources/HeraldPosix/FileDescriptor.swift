@@ -106,6 +106,36 @@ extension FileDescriptor {
         return (entries.0.revents & ready != 0, entries.1.revents & ready != 0)
     }
 
+    /// Waits with poll(2) until this descriptor has input, or room for output when `output` is set, or `other` has
+    /// input, at most `timeoutMilliseconds` (-1: no limit). End of file, a hang-up and a pending error count as input.
+    ///
+    /// - Returns: which are ready; all false when the time ran out.
+    /// - Throws: ``SystemError`` if poll fails (ENOMEM); a signal is not a failure: the wait starts again, whole.
+    public borrowing func waitForInput(
+        orOutput output: Bool,
+        orFrom other: Int32,
+        timeoutMilliseconds: Int32
+    ) throws(SystemError) -> (this: Bool, writable: Bool, other: Bool) {
+        let ready = Int16(POLLIN | POLLHUP | POLLERR)
+        var entries = (
+            pollfd(fd: rawValue, events: Int16(output ? POLLIN | POLLOUT : POLLIN), revents: 0),
+            pollfd(fd: other, events: Int16(POLLIN), revents: 0)
+        )
+        _ = try withUnsafeMutableBytes(of: &entries) { (raw) throws(SystemError) in
+            try retryingSyscall("poll descriptors \(rawValue) and \(other)") {
+                poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeoutMilliseconds)
+            }.completed("poll descriptors \(rawValue) and \(other)")
+        }
+        for entry in [entries.0, entries.1] where entry.revents & Int16(POLLNVAL) != 0 {
+            preconditionFailure("poll of descriptor \(entry.fd) found it closed: this is a bug in Herald")
+        }
+        return (
+            entries.0.revents & ready != 0,
+            entries.0.revents & Int16(POLLOUT) != 0,
+            entries.1.revents & ready != 0
+        )
+    }
+
     /// Writes up to `bytes.count` bytes with plain write(2): for pipes, files and terminals.
     ///
     /// Do not use this on a socket: a socket whose peer has gone away raises SIGPIPE on write(2). Use ``send(_:)``

@@ -21,6 +21,10 @@ struct BenchOptions {
     var rate: Double?
     var timeout: Double?
     var drainMilliseconds: Int
+    /// Posting tasks (P), in place of the workload's one.
+    var publishers: Int?
+    /// The connections the posting tasks share.
+    var publisherConnections: Int?
     /// Whether each `for await` runs on its Herald's reader thread (`Herald.taskExecutor`) or on the global pool.
     var consumersOnReaderThread: Bool
 
@@ -71,6 +75,18 @@ struct BenchOptions {
             ),
             OptionSpec(long: "messages", valueName: "count", help: "Stop after this many messages in all."),
             OptionSpec(
+                long: "publishers",
+                valueName: "count",
+                help: "Posting tasks (the harness's P), each with its share of the messages.",
+                defaultDescription: "1"
+            ),
+            OptionSpec(
+                long: "publisher-connections",
+                valueName: "count",
+                help: "Connections the posting tasks share, round-robin; --publishers for one each.",
+                defaultDescription: "1"
+            ),
+            OptionSpec(
                 long: "rate",
                 valueName: "per-second",
                 help: "Messages per second over all publishers; 0 sends as fast as the window allows.",
@@ -118,6 +134,8 @@ struct BenchOptions {
         label = arguments.value("label") ?? "herald-bench"
         duration = try arguments.double("duration", range: 0.05...600) ?? 2
         messages = try arguments.int("messages", range: 1...Int(Int32.max))
+        publishers = try arguments.int("publishers", range: 1...1000)
+        publisherConnections = try arguments.int("publisher-connections", range: 1...1000)
         rate = try arguments.double("rate", range: 0...10_000_000)
         timeout = try arguments.double("timeout", range: 1...3600)
         drainMilliseconds = try arguments.int("drain-ms", range: 1...600_000) ?? 2000
@@ -131,6 +149,8 @@ struct BenchOptions {
         }
         if let messages { workload.messages = messages }
         if let rate { workload.rate = rate }
+        if let publishers { workload.publishers = publishers }
+        workload.publisherConnections = min(publisherConnections ?? 1, workload.publishers)
         return workload
     }
 }

@@ -100,7 +100,8 @@ struct BenchResult {
             error.map { $0 == "\"" || $0 == "\\" || $0.asciiValue.map { $0 < 32 } == true ? "'" : $0 }
         )
         var line = "{\"peer\":\"\(label)\",\"workload\":\"\(workload.name)\",\"subscribers\":\(workload.subscribers),"
-        line += "\"publishers\":\(workload.publishers),\"names\":\(workload.names),"
+        line += "\"publishers\":\(workload.publishers),\"publisher_connections\":\(workload.publisherConnections),"
+        line += "\"names\":\(workload.names),"
         line += "\"names_per_sub\":\(workload.namesPerSubscriber),\"payload\":\(workload.payload),"
         line += String(format: "\"rate\":%.0f,", workload.rate)
         line += "\"window\":\(workload.window),\"batch\":1,"

@@ -1,14 +1,18 @@
 /// One workload of the peers' harness (shared/bench/peers/README.md, "The workload"), field for field.
 ///
-/// Roles: `publishers` publisher connections (P) and `subscribers` subscriber connections (M). Names are
+/// Roles: `publishers` publishers (P), posting tasks spread over `publisherConnections` connections, and
+/// `subscribers` subscriber connections (M). Names are
 /// `ev0000` ... (`"ev%04u"`); subscriber connection j subscribes to the K names `(j*K + k) mod T`, and
 /// publisher p sends its i-th message to `(i*P + p) mod T`.
 struct Workload: Sendable {
     var name: String
     /// M: subscriber connections.
     var subscribers: Int
-    /// P: publisher connections.
+    /// P: publishers, each a posting task with its own share of the messages.
     var publishers = 1
+    /// The connections the publishers share, publisher p on connection `p % publisherConnections`: 1 measures
+    /// posts from several tasks coalescing on one connection, P one connection each (the harness's shape).
+    var publisherConnections = 1
     /// T: names in play.
     var names = 1
     /// K: names each subscriber connection subscribes to.

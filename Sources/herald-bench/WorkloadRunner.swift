@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Runs one workload through the Herald library on both ends, in the harness's phases:
-/// 1. publishers connect (one `Herald` each);
+/// 1. publishers connect (`publisherConnections` Heralds, which the P posting tasks share round-robin);
 /// 2. subscribers connect (one `Herald` per subscriber connection) and subscribe, one
 ///    `notifications(matching:)` per name, each live once it returns (the daemon's `ACK`); each stream gets its own
 ///    task doing `for await`, which prefers its Herald's reader thread (`Herald.taskExecutor`) unless told otherwise;
@@ -40,7 +40,7 @@ struct WorkloadRunner {
 
         let stage: String
         do {
-            for _ in 0..<workload.publishers {
+            for _ in 0..<workload.publisherConnections {
                 publishers.append(try await Herald.connect(socketPath: socketPath, options: options))
             }
             // The window bounds what is in flight over all connections (W*M), and one stream may hold all of it,
@@ -95,10 +95,10 @@ struct WorkloadRunner {
         let steal0 = CPUAccounting.stealSeconds()
         let cpu0 = CPUAccounting.processNanoseconds()
         let fanout = workload.fanout
-        let sending = publishers.enumerated().map { publisher, herald in
+        let sending = (0..<workload.publishers).map { publisher in
             Task { [workload] in
                 await Self.publish(
-                    herald,
+                    publishers[publisher % publishers.count],
                     publisher: publisher,
                     workload: workload,
                     names: names,
@@ -125,7 +125,7 @@ struct WorkloadRunner {
                 seen = delivered
                 lastProgress = now
             }
-            if counters.publishersDone.load(ordering: .acquiring) < publishers.count { continue }
+            if counters.publishersDone.load(ordering: .acquiring) < workload.publishers { continue }
             if delivered >= counters.expected.load(ordering: .acquiring) { break }
             if now - lastProgress > drain { break }
         }
@@ -181,6 +181,13 @@ struct WorkloadRunner {
         return tally
     }
 
+    /// The calling thread's CPU time since `stretch`, or 0 if its clock reads less (a stretch begun on another
+    /// thread, which `publish` restarts after a post that moved it; this is the guard against an underflow trap).
+    private static func cpuSince(_ stretch: UInt64) -> UInt64 {
+        let now = CPUAccounting.threadNanoseconds()
+        return now >= stretch ? now - stretch : 0
+    }
+
     /// One publisher: sends its share of the messages, under the rate and the window (bench.c run_publisher).
     private static func publish(
         _ herald: Herald,
@@ -207,13 +214,13 @@ struct WorkloadRunner {
                 let due = start + UInt64(interval * Double(index))
                 let now = SystemClock.monotonicNanoseconds()
                 if now < due {
-                    report.cpuNanoseconds += CPUAccounting.threadNanoseconds() - stretch
+                    report.cpuNanoseconds += Self.cpuSince(stretch)
                     try? await Task.sleep(for: .nanoseconds(Int64(due - now)))
                     stretch = CPUAccounting.threadNanoseconds()
                 }
             }
             if limit > 0 && counters.outstanding > limit {
-                report.cpuNanoseconds += CPUAccounting.threadNanoseconds() - stretch
+                report.cpuNanoseconds += Self.cpuSince(stretch)
                 var seen = counters.delivered.load(ordering: .acquiring)
                 var seenAt = SystemClock.monotonicNanoseconds()
                 while counters.outstanding > limit / 2 && !counters.aborted.load(ordering: .acquiring) {
@@ -243,6 +250,7 @@ struct WorkloadRunner {
                 raw.storeBytes(of: UInt16(0), toByteOffset: 22, as: UInt16.self)
             }
             counters.expected.add(UInt64(fanout[topic]), ordering: .acquiringAndReleasing)
+            let thread = pthread_self()
             do {
                 try await herald.post(names[topic], payload: payload)
             } catch {
@@ -250,9 +258,14 @@ struct WorkloadRunner {
                 counters.aborted.store(true, ordering: .releasing)
                 break
             }
+            if pthread_equal(thread, pthread_self()) == 0 {
+                // The post waited for room in the outgoing buffer and the task resumed on another thread: the stretch
+                // so far was on the old thread's clock, which this one cannot read; it is left out.
+                stretch = CPUAccounting.threadNanoseconds()
+            }
             index += 1
         }
-        report.cpuNanoseconds += CPUAccounting.threadNanoseconds() - stretch
+        report.cpuNanoseconds += Self.cpuSince(stretch)
         report.lastSend = SystemClock.monotonicNanoseconds()
         report.sent = index
         counters.publishersDone.add(1, ordering: .acquiringAndReleasing)

@@ -35,6 +35,35 @@ import Testing
         #expect(((object["broker_cpu_pct"] as? NSNumber)?.doubleValue ?? -1) >= 0)
     }
 
+    /// Several posting tasks on one connection, and one connection each: every message of every publisher arrives,
+    /// exactly once, and the line says how the publishers were spread.
+    @Test(arguments: [1, 3])
+    func severalPublishersDeliverEveryMessageOfEach(connections: Int) async throws {
+        let daemon = try await TestDaemon.start()
+        let result = try await run(
+            "herald-bench",
+            [
+                "--workload", "named", "--socket", daemon.socketPath, "--messages", "3000", "--duration", "5",
+                "--publishers", "3", "--publisher-connections", String(connections),
+            ],
+            timeout: .seconds(60)
+        )
+
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let line = try #require(result.stdoutLines.first)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["publishers"] as? Int == 3)
+        #expect(object["publisher_connections"] as? Int == connections)
+        #expect(object["messages_sent"] as? Int == 3000)
+        // named: 1000 names, each subscribed by one of the 100 connections' 10.
+        #expect(object["expected"] as? Int == 3000)
+        #expect(object["delivered"] as? Int == 3000)
+        #expect(object["lost"] as? Int == 0)
+        #expect(object["extra"] as? Int == 0)
+        #expect(object["misrouted"] as? Int == 0)
+        #expect(object["ok"] as? Bool == true)
+    }
+
     /// With `--subscriber-socket`, the subscribers are another daemon's clients: two daemons with no bridge between
     /// them deliver nothing, where one daemon would have delivered all 100.
     @Test func subscriberSocketPutsTheSubscribersOnTheOtherDaemon() async throws {

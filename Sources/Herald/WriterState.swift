@@ -1,0 +1,85 @@
+import HeraldWire
+
+/// What the connection's writer lock guards: the outgoing buffer, and who writes it.
+///
+/// Frames are encoded into ``pending`` in the order their callers took the lock, which is the order the daemon reads
+/// them. One writer at a time owns the socket's sending side (``owner``): a caller writing a lone frame at once,
+/// or the reader thread, asked to write for everyone. Frames added meanwhile join the next write, so a burst of posts
+/// costs one `send` per batch rather than one per post: what ZeroMQ's I/O thread and hiredis's pipelining do.
+struct WriterState {
+    /// The bytes posts may hold in ``pending``; a post that does not fit waits (back-pressure). Large enough that
+    /// a batch amortizes its syscall, small enough that a stuck daemon costs little memory: the writer holds at most
+    /// this plus the batch it is writing, and one frame larger than this on its own.
+    static let capacity = 65_536
+    /// Buffers larger than this are not kept once the connection is idle again.
+    static let idleCapacity = 4096
+
+    /// Whether frames may still be added; false once `BYE` is queued or the connection has failed.
+    var isOpen = true
+    /// Whether the connection failed: nothing more is written, and waiters give up.
+    var isBroken = false
+    /// Encoded frames not yet handed to the writer, in order.
+    var pending: [UInt8] = []
+    /// The batch being written, past its first `written` bytes; the writer's own while it owns the buffer.
+    var outgoing: [UInt8] = []
+    var written = 0
+    /// Who owns the socket's sending side: nobody, the caller that queued a frame into an idle buffer, or the reader
+    /// thread, asked to write for everyone.
+    var owner = Owner.none
+    /// When the socket last refused output, in monotonic nanoseconds; 0 while it takes it.
+    var blockedSince: UInt64 = 0
+    /// Posts waiting for room in ``pending``.
+    var roomWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers waiting until everything queued is written.
+    var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Why to end the connection once everything queued is written: its ``Herald`` was released with posts still
+    /// queued, which are written first.
+    var endWhenWritten: HeraldError?
+
+    /// Who writes the buffer.
+    enum Owner {
+        case none
+        case caller
+        case reader
+    }
+
+    /// Appends `frame`, encoded in place.
+    mutating func append(_ frame: Frame, size: Int) {
+        let start = pending.count
+        pending.append(contentsOf: repeatElement(0, count: size))
+        pending.withUnsafeMutableBytes { raw in
+            _ = frame.encode(to: UnsafeMutableRawBufferPointer(rebasing: raw[start..<start + size]))
+        }
+    }
+
+    /// Whether a post of `size` bytes fits now: in the room left, or alone in an empty buffer.
+    func hasRoom(for size: Int) -> Bool {
+        pending.isEmpty || pending.count + size <= Self.capacity
+    }
+
+    /// The writer is done, with everything queued written: nobody owns the buffer now.
+    ///
+    /// - Returns: the waiters to resume, and why to end the connection now, if it is to end once written.
+    mutating func finishWriting() -> (waiters: [CheckedContinuation<Void, Never>], end: HeraldError?) {
+        owner = .none
+        blockedSince = 0
+        becameIdle()
+        return (takeWaiters(), endWhenWritten)
+    }
+
+    /// Everything queued is written: the buffers are emptied, and given back if a burst made them large.
+    mutating func becameIdle() {
+        written = 0
+        outgoing.removeAll(keepingCapacity: outgoing.capacity <= Self.idleCapacity)
+        if pending.isEmpty, pending.capacity > Self.idleCapacity { pending = [] }
+    }
+
+    /// Takes the waiters to resume once the writer stops or fails.
+    mutating func takeWaiters() -> [CheckedContinuation<Void, Never>] {
+        defer {
+            roomWaiters = []
+            drainWaiters = []
+        }
+        return roomWaiters + drainWaiters
+    }
+}
