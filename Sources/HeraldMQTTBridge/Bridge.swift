@@ -12,7 +12,8 @@ public import HeraldPosix
 /// and sequence) is not imported twice.
 public final class Bridge {
     enum Event: Sendable {
-        case local(HeraldNotification)
+        /// Notifications wait in `inbox`.
+        case local
         case exporting(String)
         case link(generation: Int, MQTTLink.Event)
         case reconnect(generation: Int)
@@ -44,6 +45,12 @@ public final class Bridge {
 
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
+    /// The exported patterns' notifications, from Herald's reader thread to the loop.
+    let inbox: LocalInbox<HeraldNotification>
+    /// The QoS 0 messages read from the broker and not yet imported.
+    let backlog: ImportBacklog
+    /// What the loop has to write to the broker, handed to the link once per event (`flush`).
+    private var output: [UInt8] = []
 
     private var link: MQTTLink?
     private var generation = 0
@@ -61,6 +68,11 @@ public final class Bridge {
     private var pingSent: ContinuousClock.Instant?
     private var lastSubscribeIdentifier: UInt16 = 0
     var refused: UInt64 = 0
+    /// Exported messages refused for the broker's Maximum Packet Size.
+    var tooLarge: UInt64 = 0
+    private var importDropsLogged: UInt64 = 0
+    /// The broker's Maximum Packet Size from CONNACK; nil when it set none.
+    private var brokerMaximumPacketSize: Int?
     var exported: UInt64 = 0
     var imported: UInt64 = 0
     var loopsDropped: UInt64 = 0
@@ -85,6 +97,10 @@ public final class Bridge {
         self.stateName = "bridge.mqtt.\(hostID)"
         self.importPatterns = options.imports.map { $0.split(separator: ".", omittingEmptySubsequences: false) }
         self.queue = ExportQueue(limit: options.queueLimit)
+        // Not the queue's limit: the inbox only hands over, and a burst larger than a small queue must still reach
+        // the queue, which drops by its own rule. This bound is for a loop that stalls.
+        self.inbox = LocalInbox(limit: max(options.queueLimit, Self.inboxLimit))
+        self.backlog = ImportBacklog(messageLimit: options.queueLimit, byteLimit: Self.importByteLimit)
         (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
         for pattern in options.exports + options.imports {
             do {
@@ -104,11 +120,16 @@ public final class Bridge {
         let continuation = self.continuation
         for pattern in options.exports {
             let herald = self.herald
-            Task {
+            let inbox = self.inbox
+            // On the reader thread itself: a notification reaches the inbox with no hand-off, and the loop is woken
+            // once for all that arrive before it runs.
+            Task(executorPreference: herald.taskExecutor) {
                 do {
                     let notifications = try await herald.notifications(matching: pattern)
                     continuation.yield(.exporting(pattern))
-                    for try await notification in notifications { continuation.yield(.local(notification)) }
+                    for await notification in notifications where inbox.append(notification) {
+                        continuation.yield(.local)
+                    }
                 } catch {
                     continuation.yield(.link(generation: -1, .closed("the subscription to \(pattern) ended: \(error)")))
                 }
@@ -124,13 +145,14 @@ public final class Bridge {
         connect()
         for await event in events {
             await handle(event)
+            flush()
         }
     }
 
     private func handle(_ event: Event) async {
         switch event {
-        case .local(let notification):
-            await export(notification)
+        case .local:
+            await export(inbox.take())
         case .exporting(let pattern):
             logger.notice("exporting \(pattern)")
         case .link(let eventGeneration, let linkEvent):
@@ -138,15 +160,25 @@ public final class Bridge {
                 logger.error(reason)
                 return
             }
-            guard eventGeneration == generation else { return }
             switch linkEvent {
-            case .packet(let packet): await received(packet)
-            case .closed(let reason): await linkClosed(reason)
+            case .packets(let packets):
+                for packet in packets {
+                    if eventGeneration == generation { await received(packet) }
+                    backlog.handled(packet)
+                }
+            case .closed(let reason):
+                if eventGeneration == generation { await linkClosed(reason) }
             }
         case .reconnect(let eventGeneration):
             if eventGeneration == generation && link == nil { connect() }
         case .tick:
             keepAlive()
+            let importDropped = backlog.dropped
+            if importDropped > importDropsLogged {
+                // Counted on the link's thread; said here, once a second at most.
+                logger.warning("importing cannot keep up: \(importDropped) QoS 0 messages dropped so far")
+                importDropsLogged = importDropped
+            }
         }
     }
 
@@ -181,12 +213,14 @@ public final class Bridge {
             password: password
         )
         let continuation = self.continuation
+        output.removeAll()
         do {
             link = try MQTTLink(
                 host: options.host,
                 port: options.port,
                 first: try Packet.connect(connect).encode(),
-                maximumPacketSize: Self.maximumPacketSize
+                maximumPacketSize: Self.maximumPacketSize,
+                backlog: backlog
             ) { event in
                 continuation.yield(.link(generation: current, event))
             }
@@ -201,17 +235,29 @@ public final class Bridge {
 
     /// The largest packet accepted from the broker: a Herald payload is at most a few MiB.
     static let maximumPacketSize = 16 << 20
+    /// The least number of notifications the inbox holds for the loop.
+    static let inboxLimit = 10_000
+    /// The payload bytes of QoS 0 messages that may wait to be imported (`ImportBacklog`).
+    static let importByteLimit = 64 << 20
 
     var qos: QoS { options.qos == 0 ? .atMostOnce : .atLeastOnce }
 
+    /// Encodes `packet` for the next `flush`.
     private func send(_ packet: Packet) {
-        guard let link else { return }
+        guard link != nil else { return }
         do {
-            link.send(try packet.encode())
-            lastSent = .now
+            output.append(contentsOf: try packet.encode())
         } catch {
             logger.error("cannot encode \(packet.type): \(error)")
         }
+    }
+
+    /// Hands everything encoded since the last flush to the link in one write, one wake-up of its thread.
+    private func flush() {
+        guard let link, !output.isEmpty else { return }
+        link.send(output)
+        output.removeAll(keepingCapacity: true)
+        lastSent = .now
     }
 
     private func linkClosed(_ reason: String) async {
@@ -268,11 +314,12 @@ public final class Bridge {
             connected = true
             backoff = .milliseconds(100)
             maxInflight = min(Int(connack.properties.receiveMaximum ?? 65_535), 1000)
+            brokerMaximumPacketSize = connack.properties.maximumPacketSize.map(Int.init)
             keepAliveSeconds = connack.properties.serverKeepAlive ?? options.keepAlive
             logger.notice("connected to mqtt://\(options.host):\(options.port)")
             subscribe()
             publishPresence()
-            for message in queue.resends() { send(.publish(message)) }
+            for message in queue.resends() { _ = publish(message) }
             pump()
             await postState()
         case .publish(let publish):
@@ -297,6 +344,7 @@ public final class Bridge {
         case .connect, .subscribe, .unsubscribe, .pingreq, .auth:
             logger.error("the broker sent \(packet.type), which a server does not send")
             send(.disconnect(.init(reasonCode: .protocolError)))
+            flush()
             link?.close()
         }
     }
@@ -347,9 +395,34 @@ public final class Bridge {
     func pump() {
         guard connected else { return }
         while let message = queue.next(maxInflight: maxInflight) {
-            send(.publish(message))
-            exported += 1
+            if publish(message) { exported += 1 }
         }
+    }
+
+    /// Encodes `message` for the next flush, unless it is larger than the broker's Maximum Packet Size: the broker
+    /// would have to disconnect us for it (§3.1.2.11.4), so it is refused here, counted, and forgotten.
+    ///
+    /// - Returns: whether it was sent.
+    private func publish(_ message: Packet.Publish) -> Bool {
+        let bytes: [UInt8]
+        do {
+            bytes = try Packet.publish(message).encode()
+        } catch {
+            logger.error("cannot encode PUBLISH to \(message.topic): \(error)")
+            if message.qos != .atMostOnce { queue.acknowledged(message.packetIdentifier) }
+            return false
+        }
+        if let limit = brokerMaximumPacketSize, bytes.count > limit {
+            tooLarge += 1
+            if message.qos != .atMostOnce { queue.acknowledged(message.packetIdentifier) }
+            logger.warning(
+                "not exported: \(message.topic): \(bytes.count) bytes, past the broker's Maximum Packet Size of "
+                    + "\(limit) (\(tooLarge) too large)"
+            )
+            return false
+        }
+        if link != nil { output.append(contentsOf: bytes) }
+        return true
     }
 
     // MARK: State
@@ -358,8 +431,10 @@ public final class Bridge {
         let state: [String: JSONValue] = [
             "connected": .bool(connected),
             "queued": .number(Double(queue.waitingCount + queue.inflightCount)),
-            "dropped": .number(Double(queue.dropped)),
+            "dropped": .number(Double(queue.dropped + inbox.dropped)),
+            "importDropped": .number(Double(backlog.dropped)),
             "refused": .number(Double(refused)),
+            "tooLarge": .number(Double(tooLarge)),
             "exported": .number(Double(exported)),
             "imported": .number(Double(imported)),
             "broker": .string("mqtt://\(options.host):\(options.port)"),

@@ -86,11 +86,9 @@ final class Received: Sendable {
     init(_ notifications: HeraldNotifications) {
         let items = self.items
         task = Task {
-            do {
-                for try await notification in notifications where notification.notice == nil {
-                    items.mutex.withLock { $0.append(notification) }
-                }
-            } catch {}
+            for await notification in notifications where notification.notice == nil {
+                items.mutex.withLock { $0.append(notification) }
+            }
         }
     }
 
