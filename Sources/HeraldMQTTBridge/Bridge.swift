@@ -1,5 +1,6 @@
 import Foundation
 public import Herald
+public import HeraldArguments
 import HeraldMQTT
 public import HeraldPosix
 
@@ -84,9 +85,9 @@ public final class Bridge {
         hostID: String,
         password: [UInt8]?,
         logger: Logger
-    ) throws(BridgeOptions.UsageError) {
+    ) throws(UsageError) {
         guard let mapping = TopicMapping(prefix: options.prefix) else {
-            throw BridgeOptions.UsageError(description: "--prefix '\(options.prefix)' is not a plain MQTT topic")
+            throw UsageError(message: "--prefix '\(options.prefix)' is not a plain MQTT topic")
         }
         self.options = options
         self.herald = herald
@@ -106,7 +107,7 @@ public final class Bridge {
             do {
                 _ = try mapping.filter(forPattern: pattern)
             } catch {
-                throw BridgeOptions.UsageError(description: "the pattern '\(pattern)' has no MQTT filter: \(error)")
+                throw UsageError(message: "the pattern '\(pattern)' has no MQTT filter: \(error)")
             }
         }
     }
