@@ -4,7 +4,14 @@ import Testing
 
 struct ImportBacklogTests {
     func publish(_ size: Int, qos: QoS = .atMostOnce) -> Packet {
-        .publish(.init(topic: "t", payload: [UInt8](repeating: 0, count: size), qos: qos, packetIdentifier: qos == .atMostOnce ? 0 : 1))
+        .publish(
+            .init(
+                topic: "t",
+                payload: [UInt8](repeating: 0, count: size),
+                qos: qos,
+                packetIdentifier: qos == .atMostOnce ? 0 : 1
+            )
+        )
     }
 
     @Test func dropsQoS0MessagesPastTheCountAndCountsThem() {
