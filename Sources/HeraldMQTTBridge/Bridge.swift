@@ -193,7 +193,11 @@ public final class Bridge {
         let connect = Packet.Connect(
             // The pid keeps a second bridge on this host from taking this one's session over.
             clientIdentifier: "herald-\(hostID)-\(ownPID)",
-            cleanStart: generation == 1,
+            // Never Clean Start, not even the first time: the pid makes the identifier new anyway, and mosquitto
+            // (2.0.11, persist_write) saves across its own restart only the sessions begun without Clean Start, so a
+            // broker restart would otherwise forget our subscriptions and answer our QoS 1 with No matching
+            // subscribers until we subscribe again.
+            cleanStart: false,
             keepAlive: options.keepAlive,
             properties: {
                 var properties = Properties()
