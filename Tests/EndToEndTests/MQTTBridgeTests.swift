@@ -190,6 +190,10 @@ final class Received: Sendable {
                 try await onB.retainedValue(of: "build.state") == nil
             }
             #expect(cleared, "B still has build.state; bridge B: \(b.bridge.stderr)")
+            // As `herald get` says it: nothing printed, status 1.
+            let gone = try await run("herald", ["get", "build.state"], environment: b.daemon.environment)
+            #expect(gone.status == 1)
+            #expect(gone.stdout.isEmpty)
             await onA.close()
             await onB.close()
         }
@@ -269,16 +273,20 @@ final class Received: Sendable {
     /// A real broker restart at QoS 1, on the same port: mosquitto with persistence saves the bridges' sessions
     /// when it stops and restores them (it does so only for sessions begun without Clean Start, which is why the
     /// bridge never sets it), so B's subscription holds what A sends whether or not B is back yet. What
-    /// waited in A's queue is delivered once and in order, and the drop counter is exactly what the bound dropped.
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(3)))
-    func brokerRestartLosesNothingQueuedAndCountsExactlyWhatTheQueueDropped() async throws {
+    /// waited in A's queue is delivered once and in order, and the drop counter is exactly what the bound dropped:
+    /// 200 of the 300 posted while the broker was away with a queue of 100, none with a queue of 1,000.
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(3)), arguments: [(100, 200), (1000, 0)])
+    func brokerRestartLosesNothingQueuedAndCountsExactlyWhatTheQueueDropped(
+        queueLimit: Int,
+        dropped: Int
+    ) async throws {
         var broker = try await TestBroker(persistent: true)
         let a = try await BridgedHost(
             hostID: "hostA",
             broker: broker.url,
             exports: ["load.**"],
             imports: [],
-            extra: ["--queue-limit", "100", "--verbose"]
+            extra: ["--queue-limit", "\(queueLimit)", "--verbose"]
         )
         let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["load.**"])
         do {
@@ -292,7 +300,7 @@ final class Received: Sendable {
             let first = try await eventually(timeout: .seconds(20)) { seen.all.count == 50 }
             #expect(first, "B received \(seen.all.count) of the first 50")
 
-            // The broker goes away; what A posts meanwhile waits in its bridge's queue of 100.
+            // The broker goes away; what A posts meanwhile waits in its bridge's queue.
             await broker.process.stop()
             let noticed = try await eventually(timeout: .seconds(10)) {
                 a.bridge.stderrLines.contains { $0.contains("retrying in") }
@@ -305,7 +313,7 @@ final class Received: Sendable {
             #expect(queued, "A's bridge did not take all 350 posts")
             broker = try await broker.restarted()
 
-            let rest = try await eventually(timeout: .seconds(40)) { seen.all.count >= 150 }
+            let rest = try await eventually(timeout: .seconds(40)) { seen.all.count >= 350 - dropped }
             let got = seen.named("load.a").compactMap { $0.userInfo?["i"]?.doubleValue }
             #expect(
                 rest,
@@ -313,13 +321,13 @@ final class Received: Sendable {
             )
             try await Task.sleep(for: .milliseconds(300))
             let values = seen.named("load.a").compactMap { $0.userInfo?["i"]?.doubleValue }
-            // The first 50 before the restart, then the newest 100 the queue kept: the 200 oldest were dropped.
-            let expected: [Double] = Array(0..<50).map(Double.init) + Array(250..<350).map(Double.init)
+            // The first 50 before the restart, then what the queue kept, the newest: the oldest were dropped.
+            let expected: [Double] = Array(0..<50).map(Double.init) + Array((50 + dropped)..<350).map(Double.init)
             #expect(values == expected)
             let state = try await eventually(timeout: .seconds(10)) {
                 let value = try await onA.retainedValue(of: "bridge.mqtt.hostA")
                 return value?.userInfo?["connected"]?.boolValue == true
-                    && value?.userInfo?["dropped"]?.doubleValue == 200
+                    && value?.userInfo?["dropped"]?.doubleValue == Double(dropped)
             }
             let last = try await onA.retainedValue(of: "bridge.mqtt.hostA")?.userInfo
             #expect(state, "bridge.mqtt.hostA: \(String(describing: last))")
