@@ -51,29 +51,29 @@ public final class Bridge {
     /// The QoS 0 messages read from the broker and not yet imported.
     let backlog: ImportBacklog
     /// What the loop has to write to the broker, handed to the link once per event (`flush`).
-    private var output: [UInt8] = []
+    var output: [UInt8] = []
 
-    private var link: MQTTLink?
-    private var generation = 0
-    private var connected = false
-    private var backoff = Duration.milliseconds(100)
+    var link: MQTTLink?
+    var generation = 0
+    var connected = false
+    var backoff = Duration.milliseconds(100)
     var queue: ExportQueue
     var exportedSequences = RecentSet<UInt64>(capacity: 65_536)
     var importedKeys = RecentSet<String>(capacity: 65_536)
-    private var maxInflight = 100
+    var maxInflight = 100
     /// The Keep Alive in force: ours, or the broker's Server Keep Alive, which overrides it (§3.2.2.3.14).
-    private var keepAliveSeconds: UInt16 = 0
+    var keepAliveSeconds: UInt16 = 0
     /// When the connection now waiting for its CONNACK was started.
     private var connectStarted: ContinuousClock.Instant?
     private var lastSent = ContinuousClock.now
-    private var pingSent: ContinuousClock.Instant?
-    private var lastSubscribeIdentifier: UInt16 = 0
+    var pingSent: ContinuousClock.Instant?
+    var lastSubscribeIdentifier: UInt16 = 0
     var refused: UInt64 = 0
     /// Exported messages refused for the broker's Maximum Packet Size.
     var tooLarge: UInt64 = 0
     private var importDropsLogged: UInt64 = 0
     /// The broker's Maximum Packet Size from CONNACK; nil when it set none.
-    private var brokerMaximumPacketSize: Int?
+    var brokerMaximumPacketSize: Int?
     var exported: UInt64 = 0
     var imported: UInt64 = 0
     var loopsDropped: UInt64 = 0
@@ -248,7 +248,7 @@ public final class Bridge {
     var qos: QoS { options.qos == 0 ? .atMostOnce : .atLeastOnce }
 
     /// Encodes `packet` for the next `flush`.
-    private func send(_ packet: Packet) {
+    func send(_ packet: Packet) {
         guard link != nil else { return }
         do {
             output.append(contentsOf: try packet.encode())
@@ -258,14 +258,14 @@ public final class Bridge {
     }
 
     /// Hands everything encoded since the last flush to the link in one write, one wake-up of its thread.
-    private func flush() {
+    func flush() {
         guard let link, !output.isEmpty else { return }
         link.send(output)
         output.removeAll(keepingCapacity: true)
         lastSent = .now
     }
 
-    private func linkClosed(_ reason: String) async {
+    func linkClosed(_ reason: String) async {
         let wasConnected = connected
         link = nil
         connected = false
@@ -306,128 +306,6 @@ public final class Bridge {
             send(.pingreq)
             pingSent = .now
         }
-    }
-
-    private func received(_ packet: Packet) async {
-        switch packet {
-        case .connack(let connack):
-            guard !connack.reasonCode.isFailure else {
-                logger.error("the broker refused the connection: \(connack.reasonCode)")
-                link?.close()
-                return
-            }
-            connected = true
-            backoff = .milliseconds(100)
-            maxInflight = min(Int(connack.properties.receiveMaximum ?? 65_535), 1000)
-            brokerMaximumPacketSize = connack.properties.maximumPacketSize.map(Int.init)
-            keepAliveSeconds = connack.properties.serverKeepAlive ?? options.keepAlive
-            logger.notice("connected to mqtt://\(options.host):\(options.port)")
-            subscribe()
-            publishPresence()
-            for message in queue.resends() { _ = publish(message) }
-            pump()
-            await postState()
-        case .publish(let publish):
-            await importMessage(publish)
-            if publish.qos == .atLeastOnce { send(.puback(.init(packetIdentifier: publish.packetIdentifier))) }
-        case .puback(let ack):
-            if queue.acknowledged(ack.packetIdentifier) { pump() }
-        case .suback(let suback):
-            if let failure = suback.reasonCodes.first(where: \.isFailure) {
-                logger.error("the broker refused a subscription: \(failure)")
-            } else {
-                logger.notice("subscribed to \(suback.reasonCodes.count) filters")
-            }
-        case .pingresp:
-            pingSent = nil
-        case .disconnect(let disconnect):
-            logger.warning(
-                "the broker disconnected: \(disconnect.reasonCode) \(disconnect.properties.reasonString ?? "")"
-            )
-        case .pubrec, .pubrel, .pubcomp, .unsuback:
-            break
-        case .connect, .subscribe, .unsubscribe, .pingreq, .auth:
-            logger.error("the broker sent \(packet.type), which a server does not send")
-            send(.disconnect(.init(reasonCode: .protocolError)))
-            flush()
-            link?.close()
-        }
-    }
-
-    private func subscribe() {
-        var subscriptions = [
-            Packet.Subscription(
-                topicFilter: mapping.presenceFilter,
-                qos: qos,
-                noLocal: true,
-                retainAsPublished: true,
-                retainHandling: .sendIfNewSubscription
-            )
-        ]
-        for pattern in options.imports {
-            guard let filter = try? mapping.filter(forPattern: pattern) else { continue }
-            subscriptions.append(
-                Packet.Subscription(
-                    topicFilter: filter,
-                    qos: qos,
-                    noLocal: true,
-                    retainAsPublished: true,
-                    retainHandling: .sendIfNewSubscription
-                )
-            )
-        }
-        lastSubscribeIdentifier = lastSubscribeIdentifier == .max ? 1 : lastSubscribeIdentifier + 1
-        send(.subscribe(.init(packetIdentifier: lastSubscribeIdentifier, subscriptions: subscriptions)))
-    }
-
-    private func publishPresence() {
-        var properties = Properties()
-        properties.userProperties = [UserProperty(UserPropertyName.originHost, hostID)]
-        // Not through the queue: presence is a fact about this connection, not a message to deliver later.
-        send(
-            .publish(
-                .init(
-                    topic: mapping.presenceTopic(hostID: hostID),
-                    payload: Array("true".utf8),
-                    qos: .atMostOnce,
-                    retain: true,
-                    properties: properties
-                )
-            )
-        )
-    }
-
-    func pump() {
-        guard connected else { return }
-        while let message = queue.next(maxInflight: maxInflight) {
-            if publish(message) { exported += 1 }
-        }
-    }
-
-    /// Encodes `message` for the next flush, unless it is larger than the broker's Maximum Packet Size: the broker
-    /// would have to disconnect us for it (§3.1.2.11.4), so it is refused here, counted, and forgotten.
-    ///
-    /// - Returns: whether it was sent.
-    private func publish(_ message: Packet.Publish) -> Bool {
-        let bytes: [UInt8]
-        do {
-            bytes = try Packet.publish(message).encode()
-        } catch {
-            logger.error("cannot encode PUBLISH to \(message.topic): \(error)")
-            if message.qos != .atMostOnce { queue.acknowledged(message.packetIdentifier) }
-            return false
-        }
-        if let limit = brokerMaximumPacketSize, bytes.count > limit {
-            tooLarge += 1
-            if message.qos != .atMostOnce { queue.acknowledged(message.packetIdentifier) }
-            logger.warning(
-                "not exported: \(message.topic): \(bytes.count) bytes, past the broker's Maximum Packet Size of "
-                    + "\(limit) (\(tooLarge) too large)"
-            )
-            return false
-        }
-        if link != nil { output.append(contentsOf: bytes) }
-        return true
     }
 
     // MARK: State
