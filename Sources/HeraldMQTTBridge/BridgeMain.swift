@@ -58,7 +58,10 @@ public enum BridgeMain {
             return 64
         }
         logger.notice("bridging \(Bridge.stateName(hostID: hostID)) to mqtt://\(options.host):\(options.port)")
-        await bridge.run()
+        // The loop runs on the Herald reader thread, where the exported notifications arrive: a batch reaches the
+        // loop with no thread hand-off at all. It never blocks that thread on anything only the reader delivers
+        // (GET is awaited, which gives the thread back; heraldd reads posts whatever it has queued for us).
+        await withTaskExecutorPreference(herald.taskExecutor) { await bridge.run() }
         return 1
     }
 }
