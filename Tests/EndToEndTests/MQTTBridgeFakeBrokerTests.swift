@@ -129,4 +129,64 @@ final class FakeBrokerSession {
         listener.close()
         await host.stop()
     }
+
+    /// A broker that sends QoS 0 messages faster than the bridge posts them: past --queue-limit they are dropped as
+    /// they are read, and counted exactly (what arrived plus what was dropped is what was sent); QoS 1 is never
+    /// dropped, and the bridge stays up.
+    @Test(.timeLimit(.minutes(2)))
+    func qos0FloodPastTheImportBoundIsDroppedAndCountedExactly() async throws {
+        let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        let port = try TCPSocket.localPort(of: listener)
+        let host = try await BridgedHost(
+            hostID: "hostQ",
+            broker: "mqtt://127.0.0.1:\(port)",
+            exports: [],
+            imports: ["x.**"],
+            extra: ["--queue-limit", "1"]
+        )
+        do {
+            let session = FakeBrokerSession(try await MQTTBridgeTests.accept(listener))
+            try session.accept(sessionPresent: false, properties: Properties())
+            _ = try session.next { $0.type == .subscribe }
+            let onQ = try await host.connect()
+            let seen = Received(try await onQ.notifications(matching: "x.**"))
+
+            // One burst: each read of the bridge's link takes hundreds of them while the loop has taken none.
+            let count = 5000
+            var burst: [UInt8] = []
+            for i in 0..<count {
+                burst += try Packet.publish(.init(topic: "herald/x/n", payload: Array("{\"i\":\(i)}".utf8))).encode()
+            }
+            burst += try Packet.publish(
+                .init(topic: "herald/x/end", payload: Array("{}".utf8), qos: .atLeastOnce, packetIdentifier: 1)
+            ).encode()
+            try burst.withUnsafeBytes { raw in try session.connection.writeAll(raw) }
+
+            let ended = try await eventually(timeout: .seconds(20)) { !seen.named("x.end").isEmpty }
+            #expect(ended, "the QoS 1 message after the flood never arrived: \(host.bridge.stderr)")
+            let arrived = seen.named("x.n").count
+            #expect(arrived >= 1 && arrived < count, "\(arrived) of \(count) arrived")
+            let values = seen.named("x.n").compactMap { $0.userInfo?["i"]?.doubleValue }
+            #expect(values == values.sorted(), "what arrived is not in order")
+            // The state is posted when the link ends.
+            try session.connection.shutdown(read: true, write: true)
+            let counted = try await eventually(timeout: .seconds(10)) {
+                let state = try await onQ.retainedValue(of: "bridge.mqtt.hostQ")?.userInfo
+                return state?["connected"]?.boolValue == false
+                    && state?["importDropped"]?.doubleValue == Double(count - arrived)
+            }
+            let state = try await onQ.retainedValue(of: "bridge.mqtt.hostQ")?.userInfo
+            #expect(counted, "\(arrived) arrived; bridge.mqtt.hostQ: \(String(describing: state))")
+            let logged = try await eventually(timeout: .seconds(5)) {
+                host.bridge.stderr.contains("importing cannot keep up")
+            }
+            #expect(logged)
+            #expect(host.bridge.exitStatus == nil)
+            await onQ.close()
+        } catch {
+            Issue.record(error)
+        }
+        listener.close()
+        await host.stop()
+    }
 }
