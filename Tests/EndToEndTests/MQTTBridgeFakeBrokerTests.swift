@@ -52,7 +52,7 @@ final class FakeBrokerSession {
 }
 
 /// herald-mqtt-bridge against a small broker written in the test, for what a real mosquitto will not do on demand:
-/// withhold a PUBACK, or announce a small Maximum Packet Size.
+/// withhold a PUBACK, announce a small Maximum Packet Size, flood it with QoS 0; and its command line.
 @Suite(.serialized) struct MQTTBridgeFakeBrokerTests {
     static func publish(_ packet: Packet, to topic: String) -> Packet.Publish? {
         if case .publish(let publish) = packet, publish.topic == topic { return publish }
@@ -188,5 +188,20 @@ final class FakeBrokerSession {
         }
         listener.close()
         await host.stop()
+    }
+
+    /// The bridge's command line follows every Herald executable's contract: help and version on stdout with
+    /// status 0, a usage error on stderr with status 64, before anything connects.
+    @Test func answersHelpVersionAndUsageErrorsLikeTheOtherExecutables() async throws {
+        let help = try await run("herald-mqtt-bridge", ["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.hasPrefix("OVERVIEW: "))
+        #expect(help.stdout.contains("--export <pattern>"))
+        let version = try await run("herald-mqtt-bridge", ["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout == "herald-mqtt-bridge 0.1.0\n")
+        let bad = try await run("herald-mqtt-bridge", ["--export", "a"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.hasPrefix("Error: --broker is required\nUsage: herald-mqtt-bridge"))
     }
 }
