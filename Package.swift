@@ -80,7 +80,7 @@ let package = Package(
         // The MQTT bridge as a library: its options, the export queue, the broker connection and the loop.
         .target(
             name: "HeraldMQTTBridge",
-            dependencies: ["Herald", "HeraldMQTT", "HeraldPosix"],
+            dependencies: ["Herald", "HeraldMQTT", "HeraldPosix", "HeraldArguments"],
             swiftSettings: strict
         ),
         .executableTarget(name: "herald-mqtt-bridge", dependencies: ["HeraldMQTTBridge"], swiftSettings: strict),
@@ -108,7 +108,10 @@ let package = Package(
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
         .testTarget(name: "HeraldPluginsTests", dependencies: ["HeraldPlugins", "HeraldWire"]),
         .testTarget(name: "HeraldMQTTTests", dependencies: ["HeraldMQTT"]),
-        .testTarget(name: "HeraldMQTTBridgeTests", dependencies: ["HeraldMQTTBridge", "HeraldMQTT", "HeraldPlugins"]),
+        .testTarget(
+            name: "HeraldMQTTBridgeTests",
+            dependencies: ["HeraldMQTTBridge", "HeraldMQTT", "HeraldPlugins", "HeraldArguments"]
+        ),
         .testTarget(name: "HeraldPosixTests", dependencies: ["HeraldPosix"]),
         .testTarget(name: "HeraldArgumentsTests", dependencies: ["HeraldArguments"]),
         .testTarget(name: "HeraldLaunchTests", dependencies: ["HeraldLaunch"]),

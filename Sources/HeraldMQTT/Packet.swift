@@ -101,9 +101,11 @@ public enum QoS: UInt8, Hashable, Sendable, Comparable {
 extension Packet {
     /// Checks a UTF-8 Encoded String the encoder is given: the decoder refuses U+0000 and more than 65,535 bytes,
     /// so the encoder does too (Swift strings are well-formed UTF-8 already).
-    static func checkString(_ text: String, _ field: String) throws(PacketError) {
+    /// The field's name is built only for the error: each packet checks several strings, and interpolating a name
+    /// for each cost more than the check (perf, the bridge's decoder).
+    static func checkString(_ text: String, _ field: @autoclosure () -> String) throws(PacketError) {
         let count = text.utf8.count
-        guard count <= 65_535 else { throw .malformed("\(field) of \(count) bytes is over 65,535") }
-        guard !text.utf8.contains(0) else { throw .malformed("\(field) contains U+0000") }
+        guard count <= 65_535 else { throw .malformed("\(field()) of \(count) bytes is over 65,535") }
+        guard !text.utf8.contains(0) else { throw .malformed("\(field()) contains U+0000") }
     }
 }

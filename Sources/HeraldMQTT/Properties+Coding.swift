@@ -46,17 +46,18 @@ extension Properties {
         if disallowed != 0, let id = Identifier.allCases.first(where: { disallowed & 1 << $0.rawValue != 0 }) {
             throw .malformed("\(context) may not carry \(id) (\(id.name))")
         }
-        let flags: [(Identifier, UInt8?)] = [
-            (.payloadFormatIndicator, payloadFormatIndicator),
-            (.requestProblemInformation, requestProblemInformation),
-            (.requestResponseInformation, requestResponseInformation), (.maximumQoS, maximumQoS),
-            (.retainAvailable, retainAvailable), (.wildcardSubscriptionAvailable, wildcardSubscriptionAvailable),
-            (.subscriptionIdentifierAvailable, subscriptionIdentifierAvailable),
-            (.sharedSubscriptionAvailable, sharedSubscriptionAvailable),
-        ]
-        for case (let id, let value?) in flags where value > 1 {
-            throw .protocolError("\(context) \(id.name) is \(value), not 0 or 1")
+        // Each checked in place: arrays of the values cost an allocation per packet.
+        func flag(_ id: Identifier, _ value: UInt8?) throws(PacketError) {
+            if let value, value > 1 { throw .protocolError("\(context) \(id.name) is \(value), not 0 or 1") }
         }
+        try flag(.payloadFormatIndicator, payloadFormatIndicator)
+        try flag(.requestProblemInformation, requestProblemInformation)
+        try flag(.requestResponseInformation, requestResponseInformation)
+        try flag(.maximumQoS, maximumQoS)
+        try flag(.retainAvailable, retainAvailable)
+        try flag(.wildcardSubscriptionAvailable, wildcardSubscriptionAvailable)
+        try flag(.subscriptionIdentifierAvailable, subscriptionIdentifierAvailable)
+        try flag(.sharedSubscriptionAvailable, sharedSubscriptionAvailable)
         if receiveMaximum == 0 { throw .protocolError("\(context) Receive Maximum is 0") }
         if maximumPacketSize == 0 { throw .protocolError("\(context) Maximum Packet Size is 0") }
         if topicAlias == 0 { throw .protocolError("\(context) Topic Alias is 0") }
@@ -66,18 +67,27 @@ extension Properties {
         for identifier in subscriptionIdentifiers where identifier < 1 || identifier > VariableByteInteger.maximum {
             throw .protocolError("\(context) Subscription Identifier \(identifier) is not 1 to 268,435,455")
         }
-        let strings: [String?] = [
-            contentType, responseTopic, assignedClientIdentifier, authenticationMethod, responseInformation,
-            serverReference, reasonString,
-        ]
-        for case let text? in strings { try Packet.checkString(text, "\(context) property") }
+        func string(_ text: String?) throws(PacketError) {
+            if let text { try Packet.checkString(text, "\(context) property") }
+        }
+        try string(contentType)
+        try string(responseTopic)
+        try string(assignedClientIdentifier)
+        try string(authenticationMethod)
+        try string(responseInformation)
+        try string(serverReference)
+        try string(reasonString)
         for pair in userProperties {
             try Packet.checkString(pair.name, "\(context) User Property name")
             try Packet.checkString(pair.value, "\(context) User Property value")
         }
-        for case let data? in [correlationData, authenticationData] where data.count > 65_535 {
-            throw .malformed("\(context) binary property of \(data.count) bytes is over 65,535")
+        func binary(_ data: [UInt8]?) throws(PacketError) {
+            if let data, data.count > 65_535 {
+                throw .malformed("\(context) binary property of \(data.count) bytes is over 65,535")
+            }
         }
+        try binary(correlationData)
+        try binary(authenticationData)
     }
 
     /// Appends the property section: its length, then each property, in identifier order.

@@ -115,8 +115,34 @@ extension Properties {
             }
         }
 
-        /// The identifiers allowed here, one bit each (every identifier is below 64).
+        /// The identifiers allowed here, one bit each (every identifier is below 64); computed once per context,
+        /// not once per packet.
         var allowed: UInt64 {
+            switch self {
+            case .connect: Self.masks.connect
+            case .will: Self.masks.will
+            case .connack: Self.masks.connack
+            case .publish: Self.masks.publish
+            case .acknowledgement: Self.masks.acknowledgement
+            case .subscribe: Self.masks.subscribe
+            case .suback: Self.masks.suback
+            case .unsubscribe: Self.masks.unsubscribe
+            case .unsuback: Self.masks.unsuback
+            case .disconnect: Self.masks.disconnect
+            case .auth: Self.masks.auth
+            }
+        }
+
+        private static let masks = (
+            connect: Context.connect.allowedIdentifiers, will: Context.will.allowedIdentifiers,
+            connack: Context.connack.allowedIdentifiers, publish: Context.publish.allowedIdentifiers,
+            acknowledgement: Context.acknowledgement.allowedIdentifiers,
+            subscribe: Context.subscribe.allowedIdentifiers, suback: Context.suback.allowedIdentifiers,
+            unsubscribe: Context.unsubscribe.allowedIdentifiers, unsuback: Context.unsuback.allowedIdentifiers,
+            disconnect: Context.disconnect.allowedIdentifiers, auth: Context.auth.allowedIdentifiers
+        )
+
+        private var allowedIdentifiers: UInt64 {
             let ids: [Identifier] =
                 switch self {
                 case .connect:

@@ -3,43 +3,77 @@ import HeraldMQTT
 
 /// Herald → MQTT: which local posts are exported, and how.
 extension Bridge {
-    func export(_ notification: HeraldNotification) async {
-        if let notice = notification.notice {
-            // A new daemon numbers its posts from 1 again.
-            if notice == .reconnected {
-                exportedSequences.removeAll()
-                // The new daemon has no retained state of ours.
-                await postState()
+    /// Exports a batch of notifications, in their order.
+    ///
+    /// Whether a live post was retained is asked of the daemon (`GET`) once per name per batch, not once per post:
+    /// under load a batch holds many posts, and a round trip each was the export's bound.
+    func export(_ batch: [HeraldNotification]) async {
+        var chosen: [(notification: HeraldNotification, name: String, topic: String)] = []
+        chosen.reserveCapacity(batch.count)
+        for notification in batch {
+            if let notice = notification.notice {
+                // A new daemon numbers its posts from 1 again.
+                if notice == .reconnected {
+                    exportedSequences.removeAll()
+                    // The new daemon has no retained state of ours.
+                    await postState()
+                }
+                continue
             }
-            return
-        }
-        // Loop-free: what this bridge posted came from MQTT.
-        guard notification.sender.pid != ownPID else { return }
-        let name = notification.name
-        // The daemon's own names stay on their host; presence is published by the bridges alone.
-        if name.hasPrefix("herald.") || Self.isPresenceName(name) { return }
-        // A post matched by two export patterns arrives twice.
-        guard exportedSequences.insert(notification.sequence) else { return }
-        let topic: String
-        do {
-            topic = try mapping.topic(forName: name)
-        } catch {
-            refused += 1
-            logger.info("not exported: \(name): \(error) (\(refused) refused)")
-            return
-        }
-        let payload = notification.payload
-        var retain = notification.isRetained
-        if !retain {
-            // A live NOTIFY does not say whether its post was retained (wire.md, NOTIFY): the retained value does.
-            let current = try? await herald.retainedValue(of: name)
-            if let current {
-                retain = current.sequence == notification.sequence
-            } else {
-                // No value now: an empty post cleared it, and clears the broker's copy too.
-                retain = payload.isEmpty
+            // Loop-free: what this bridge posted came from MQTT.
+            guard notification.sender.pid != ownPID else { continue }
+            let name = notification.name
+            // The daemon's own names stay on their host; presence is published by the bridges alone.
+            if name.hasPrefix("herald.") || Self.isPresenceName(name) { continue }
+            // A post matched by two export patterns arrives twice.
+            guard exportedSequences.insert(notification.sequence) else { continue }
+            do {
+                chosen.append((notification, name, try mapping.topic(forName: name)))
+            } catch {
+                refused += 1
+                logger.info("not exported: \(name): \(error) (\(refused) refused)")
             }
         }
+        guard !chosen.isEmpty else { return }
+        let current = await retainedValues(of: Set(chosen.lazy.filter { !$0.notification.isRetained }.map(\.name)))
+        for (notification, name, topic) in chosen {
+            let payload = notification.payload
+            var retain = notification.isRetained
+            if !retain {
+                // A live NOTIFY does not say whether its post was retained (wire.md, NOTIFY): the retained value
+                // does. A post replaced since by a later retained one of the batch goes without RETAIN, which
+                // leaves the broker with the same last value.
+                if let value = current[name] ?? nil {
+                    retain = value.sequence == notification.sequence
+                } else {
+                    // No value now: an empty post cleared it, and clears the broker's copy too.
+                    retain = payload.isEmpty
+                }
+            }
+            enqueue(notification, payload: payload, topic: topic, retain: retain)
+            if options.verbose { logger.info("export \(name) → \(topic)\(retain ? " (retained)" : "")") }
+        }
+        pump()
+    }
+
+    /// The retained values of `names` now, asked all at once: the `GET`s are pipelined on the connection.
+    private func retainedValues(of names: Set<String>) async -> [String: HeraldNotification?] {
+        let herald = self.herald
+        if names.count == 1, let name = names.first {
+            // The usual case, with no child task to start.
+            return [name: try? await herald.retainedValue(of: name)]
+        }
+        return await withTaskGroup(of: (String, HeraldNotification?).self) { group in
+            for name in names {
+                group.addTask { (name, try? await herald.retainedValue(of: name)) }
+            }
+            var values: [String: HeraldNotification?] = [:]
+            for await (name, value) in group { values[name] = value }
+            return values
+        }
+    }
+
+    private func enqueue(_ notification: HeraldNotification, payload: [UInt8], topic: String, retain: Bool) {
         var properties = Properties()
         properties.userProperties = [
             UserProperty(UserPropertyName.originHost, hostID),
@@ -58,8 +92,6 @@ extension Bridge {
             // One line for the first drop and one a thousand, not one per message of a flood.
             logger.warning("the export queue is full: dropping the oldest messages (\(queue.dropped) dropped)")
         }
-        if options.verbose { logger.info("export \(name) → \(topic)\(retain ? " (retained)" : "")") }
-        pump()
     }
 
     static func isPresenceName(_ name: String) -> Bool {

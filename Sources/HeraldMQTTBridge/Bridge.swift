@@ -1,5 +1,6 @@
 import Foundation
 public import Herald
+public import HeraldArguments
 import HeraldMQTT
 public import HeraldPosix
 
@@ -12,7 +13,8 @@ public import HeraldPosix
 /// and sequence) is not imported twice.
 public final class Bridge {
     enum Event: Sendable {
-        case local(HeraldNotification)
+        /// Notifications wait in `inbox`.
+        case local
         case exporting(String)
         case link(generation: Int, MQTTLink.Event)
         case reconnect(generation: Int)
@@ -44,23 +46,34 @@ public final class Bridge {
 
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
+    /// The exported patterns' notifications, from Herald's reader thread to the loop.
+    let inbox: LocalInbox<HeraldNotification>
+    /// The QoS 0 messages read from the broker and not yet imported.
+    let backlog: ImportBacklog
+    /// What the loop has to write to the broker, handed to the link once per event (`flush`).
+    var output: [UInt8] = []
 
-    private var link: MQTTLink?
-    private var generation = 0
-    private var connected = false
-    private var backoff = Duration.milliseconds(100)
+    var link: MQTTLink?
+    var generation = 0
+    var connected = false
+    var backoff = Duration.milliseconds(100)
     var queue: ExportQueue
     var exportedSequences = RecentSet<UInt64>(capacity: 65_536)
     var importedKeys = RecentSet<String>(capacity: 65_536)
-    private var maxInflight = 100
+    var maxInflight = 100
     /// The Keep Alive in force: ours, or the broker's Server Keep Alive, which overrides it (§3.2.2.3.14).
-    private var keepAliveSeconds: UInt16 = 0
+    var keepAliveSeconds: UInt16 = 0
     /// When the connection now waiting for its CONNACK was started.
     private var connectStarted: ContinuousClock.Instant?
     private var lastSent = ContinuousClock.now
-    private var pingSent: ContinuousClock.Instant?
-    private var lastSubscribeIdentifier: UInt16 = 0
+    var pingSent: ContinuousClock.Instant?
+    var lastSubscribeIdentifier: UInt16 = 0
     var refused: UInt64 = 0
+    /// Exported messages refused for the broker's Maximum Packet Size.
+    var tooLarge: UInt64 = 0
+    private var importDropsLogged: UInt64 = 0
+    /// The broker's Maximum Packet Size from CONNACK; nil when it set none.
+    var brokerMaximumPacketSize: Int?
     var exported: UInt64 = 0
     var imported: UInt64 = 0
     var loopsDropped: UInt64 = 0
@@ -72,9 +85,9 @@ public final class Bridge {
         hostID: String,
         password: [UInt8]?,
         logger: Logger
-    ) throws(BridgeOptions.UsageError) {
+    ) throws(UsageError) {
         guard let mapping = TopicMapping(prefix: options.prefix) else {
-            throw BridgeOptions.UsageError(description: "--prefix '\(options.prefix)' is not a plain MQTT topic")
+            throw UsageError(message: "--prefix '\(options.prefix)' is not a plain MQTT topic")
         }
         self.options = options
         self.herald = herald
@@ -85,12 +98,16 @@ public final class Bridge {
         self.stateName = "bridge.mqtt.\(hostID)"
         self.importPatterns = options.imports.map { $0.split(separator: ".", omittingEmptySubsequences: false) }
         self.queue = ExportQueue(limit: options.queueLimit)
+        // Not the queue's limit: the inbox only hands over, and a burst larger than a small queue must still reach
+        // the queue, which drops by its own rule. This bound is for a loop that stalls.
+        self.inbox = LocalInbox(limit: max(options.queueLimit, Self.inboxLimit))
+        self.backlog = ImportBacklog(messageLimit: options.queueLimit, byteLimit: Self.importByteLimit)
         (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
         for pattern in options.exports + options.imports {
             do {
                 _ = try mapping.filter(forPattern: pattern)
             } catch {
-                throw BridgeOptions.UsageError(description: "the pattern '\(pattern)' has no MQTT filter: \(error)")
+                throw UsageError(message: "the pattern '\(pattern)' has no MQTT filter: \(error)")
             }
         }
     }
@@ -104,11 +121,16 @@ public final class Bridge {
         let continuation = self.continuation
         for pattern in options.exports {
             let herald = self.herald
-            Task {
+            let inbox = self.inbox
+            // On the reader thread itself: a notification reaches the inbox with no hand-off, and the loop is woken
+            // once for all that arrive before it runs.
+            Task(executorPreference: herald.taskExecutor) {
                 do {
                     let notifications = try await herald.notifications(matching: pattern)
                     continuation.yield(.exporting(pattern))
-                    for try await notification in notifications { continuation.yield(.local(notification)) }
+                    for await notification in notifications where inbox.append(notification) {
+                        continuation.yield(.local)
+                    }
                 } catch {
                     continuation.yield(.link(generation: -1, .closed("the subscription to \(pattern) ended: \(error)")))
                 }
@@ -124,13 +146,14 @@ public final class Bridge {
         connect()
         for await event in events {
             await handle(event)
+            flush()
         }
     }
 
     private func handle(_ event: Event) async {
         switch event {
-        case .local(let notification):
-            await export(notification)
+        case .local:
+            await export(inbox.take())
         case .exporting(let pattern):
             logger.notice("exporting \(pattern)")
         case .link(let eventGeneration, let linkEvent):
@@ -138,15 +161,25 @@ public final class Bridge {
                 logger.error(reason)
                 return
             }
-            guard eventGeneration == generation else { return }
             switch linkEvent {
-            case .packet(let packet): await received(packet)
-            case .closed(let reason): await linkClosed(reason)
+            case .packets(let packets):
+                for packet in packets {
+                    if eventGeneration == generation { await received(packet) }
+                    backlog.handled(packet)
+                }
+            case .closed(let reason):
+                if eventGeneration == generation { await linkClosed(reason) }
             }
         case .reconnect(let eventGeneration):
             if eventGeneration == generation && link == nil { connect() }
         case .tick:
             keepAlive()
+            let importDropped = backlog.dropped
+            if importDropped > importDropsLogged {
+                // Counted on the link's thread; said here, once a second at most.
+                logger.warning("importing cannot keep up: \(importDropped) QoS 0 messages dropped so far")
+                importDropsLogged = importDropped
+            }
         }
     }
 
@@ -160,7 +193,11 @@ public final class Bridge {
         let connect = Packet.Connect(
             // The pid keeps a second bridge on this host from taking this one's session over.
             clientIdentifier: "herald-\(hostID)-\(ownPID)",
-            cleanStart: generation == 1,
+            // Never Clean Start, not even the first time: the pid makes the identifier new anyway, and mosquitto
+            // (2.0.11, persist_write) saves across its own restart only the sessions begun without Clean Start, so a
+            // broker restart would otherwise forget our subscriptions and answer our QoS 1 with No matching
+            // subscribers until we subscribe again.
+            cleanStart: false,
             keepAlive: options.keepAlive,
             properties: {
                 var properties = Properties()
@@ -181,12 +218,14 @@ public final class Bridge {
             password: password
         )
         let continuation = self.continuation
+        output.removeAll()
         do {
             link = try MQTTLink(
                 host: options.host,
                 port: options.port,
                 first: try Packet.connect(connect).encode(),
-                maximumPacketSize: Self.maximumPacketSize
+                maximumPacketSize: Self.maximumPacketSize,
+                backlog: backlog
             ) { event in
                 continuation.yield(.link(generation: current, event))
             }
@@ -201,20 +240,32 @@ public final class Bridge {
 
     /// The largest packet accepted from the broker: a Herald payload is at most a few MiB.
     static let maximumPacketSize = 16 << 20
+    /// The least number of notifications the inbox holds for the loop.
+    static let inboxLimit = 10_000
+    /// The payload bytes of QoS 0 messages that may wait to be imported (`ImportBacklog`).
+    static let importByteLimit = 64 << 20
 
     var qos: QoS { options.qos == 0 ? .atMostOnce : .atLeastOnce }
 
-    private func send(_ packet: Packet) {
-        guard let link else { return }
+    /// Encodes `packet` for the next `flush`.
+    func send(_ packet: Packet) {
+        guard link != nil else { return }
         do {
-            link.send(try packet.encode())
-            lastSent = .now
+            output.append(contentsOf: try packet.encode())
         } catch {
             logger.error("cannot encode \(packet.type): \(error)")
         }
     }
 
-    private func linkClosed(_ reason: String) async {
+    /// Hands everything encoded since the last flush to the link in one write, one wake-up of its thread.
+    func flush() {
+        guard let link, !output.isEmpty else { return }
+        link.send(output)
+        output.removeAll(keepingCapacity: true)
+        lastSent = .now
+    }
+
+    func linkClosed(_ reason: String) async {
         let wasConnected = connected
         link = nil
         connected = false
@@ -257,109 +308,16 @@ public final class Bridge {
         }
     }
 
-    private func received(_ packet: Packet) async {
-        switch packet {
-        case .connack(let connack):
-            guard !connack.reasonCode.isFailure else {
-                logger.error("the broker refused the connection: \(connack.reasonCode)")
-                link?.close()
-                return
-            }
-            connected = true
-            backoff = .milliseconds(100)
-            maxInflight = min(Int(connack.properties.receiveMaximum ?? 65_535), 1000)
-            keepAliveSeconds = connack.properties.serverKeepAlive ?? options.keepAlive
-            logger.notice("connected to mqtt://\(options.host):\(options.port)")
-            subscribe()
-            publishPresence()
-            for message in queue.resends() { send(.publish(message)) }
-            pump()
-            await postState()
-        case .publish(let publish):
-            await importMessage(publish)
-            if publish.qos == .atLeastOnce { send(.puback(.init(packetIdentifier: publish.packetIdentifier))) }
-        case .puback(let ack):
-            if queue.acknowledged(ack.packetIdentifier) { pump() }
-        case .suback(let suback):
-            if let failure = suback.reasonCodes.first(where: \.isFailure) {
-                logger.error("the broker refused a subscription: \(failure)")
-            } else {
-                logger.notice("subscribed to \(suback.reasonCodes.count) filters")
-            }
-        case .pingresp:
-            pingSent = nil
-        case .disconnect(let disconnect):
-            logger.warning(
-                "the broker disconnected: \(disconnect.reasonCode) \(disconnect.properties.reasonString ?? "")"
-            )
-        case .pubrec, .pubrel, .pubcomp, .unsuback:
-            break
-        case .connect, .subscribe, .unsubscribe, .pingreq, .auth:
-            logger.error("the broker sent \(packet.type), which a server does not send")
-            send(.disconnect(.init(reasonCode: .protocolError)))
-            link?.close()
-        }
-    }
-
-    private func subscribe() {
-        var subscriptions = [
-            Packet.Subscription(
-                topicFilter: mapping.presenceFilter,
-                qos: qos,
-                noLocal: true,
-                retainAsPublished: true,
-                retainHandling: .sendIfNewSubscription
-            )
-        ]
-        for pattern in options.imports {
-            guard let filter = try? mapping.filter(forPattern: pattern) else { continue }
-            subscriptions.append(
-                Packet.Subscription(
-                    topicFilter: filter,
-                    qos: qos,
-                    noLocal: true,
-                    retainAsPublished: true,
-                    retainHandling: .sendIfNewSubscription
-                )
-            )
-        }
-        lastSubscribeIdentifier = lastSubscribeIdentifier == .max ? 1 : lastSubscribeIdentifier + 1
-        send(.subscribe(.init(packetIdentifier: lastSubscribeIdentifier, subscriptions: subscriptions)))
-    }
-
-    private func publishPresence() {
-        var properties = Properties()
-        properties.userProperties = [UserProperty(UserPropertyName.originHost, hostID)]
-        // Not through the queue: presence is a fact about this connection, not a message to deliver later.
-        send(
-            .publish(
-                .init(
-                    topic: mapping.presenceTopic(hostID: hostID),
-                    payload: Array("true".utf8),
-                    qos: .atMostOnce,
-                    retain: true,
-                    properties: properties
-                )
-            )
-        )
-    }
-
-    func pump() {
-        guard connected else { return }
-        while let message = queue.next(maxInflight: maxInflight) {
-            send(.publish(message))
-            exported += 1
-        }
-    }
-
     // MARK: State
 
     func postState() async {
         let state: [String: JSONValue] = [
             "connected": .bool(connected),
             "queued": .number(Double(queue.waitingCount + queue.inflightCount)),
-            "dropped": .number(Double(queue.dropped)),
+            "dropped": .number(Double(queue.dropped + inbox.dropped)),
+            "importDropped": .number(Double(backlog.dropped)),
             "refused": .number(Double(refused)),
+            "tooLarge": .number(Double(tooLarge)),
             "exported": .number(Double(exported)),
             "imported": .number(Double(imported)),
             "broker": .string("mqtt://\(options.host):\(options.port)"),

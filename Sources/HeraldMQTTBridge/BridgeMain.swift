@@ -1,5 +1,6 @@
 import Foundation
 import Herald
+import HeraldArguments
 import HeraldPosix
 
 /// `herald-mqtt-bridge`: parses the command line, connects to heraldd, and runs the bridge.
@@ -7,16 +8,9 @@ public enum BridgeMain {
     /// Runs the bridge; returns the exit status (64 for a usage error, 69 when the daemon is unavailable, 1 for
     /// anything else that stops it).
     public static func run(arguments: [String]) async -> Int32 {
-        let options: BridgeOptions
-        do {
-            guard let parsed = try BridgeOptions.parse(arguments) else {
-                print(BridgeOptions.help, terminator: "")
-                return 0
-            }
-            options = parsed
-        } catch {
-            FileHandle.standardError.write(Data("Error: \(error)\nHelp: herald-mqtt-bridge --help\n".utf8))
-            return 64
+        // --help and --version end the process with 0 and a usage error with 64, as in every Herald executable.
+        let options = BridgeOptions.spec.parseOrExit(arguments, version: BridgeOptions.version) {
+            parsed throws(UsageError) in try BridgeOptions(parsed)
         }
         let logger = Logger(label: "herald-mqtt-bridge", level: options.verbose ? .debug : .info)
         let hostID: String
@@ -64,7 +58,10 @@ public enum BridgeMain {
             return 64
         }
         logger.notice("bridging \(Bridge.stateName(hostID: hostID)) to mqtt://\(options.host):\(options.port)")
-        await bridge.run()
+        // The loop runs on the Herald reader thread, where the exported notifications arrive: a batch reaches the
+        // loop with no thread hand-off at all. It never blocks that thread on anything only the reader delivers
+        // (GET is awaited, which gives the thread back; heraldd reads posts whatever it has queued for us).
+        await withTaskExecutorPreference(herald.taskExecutor) { await bridge.run() }
         return 1
     }
 }

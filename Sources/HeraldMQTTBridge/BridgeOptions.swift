@@ -1,17 +1,10 @@
+public import HeraldArguments
+
 /// What `herald-mqtt-bridge` is told on its command line.
 public struct BridgeOptions: Sendable, Equatable {
-    /// A command line that cannot be run, with what is wrong.
-    public struct UsageError: Error, Equatable, CustomStringConvertible {
-        public var description: String
-
-        /// Creates an error with what is wrong.
-        public init(description: String) {
-            self.description = description
-        }
-    }
-
     /// The broker's host: an IPv4 or IPv6 literal, or `localhost`.
     public var host = "127.0.0.1"
+    /// The broker's TCP port.
     public var port: UInt16 = 1883
     /// Herald patterns whose posts go to MQTT.
     public var exports: [String] = []
@@ -19,120 +12,134 @@ public struct BridgeOptions: Sendable, Equatable {
     public var imports: [String] = []
     /// 0 or 1.
     public var qos: UInt8 = 1
+    /// The topic prefix: the name `a.b` is the topic `PREFIX/a/b`.
     public var prefix = "herald"
     /// This host's id; nil reads /etc/machine-id.
     public var hostID: String?
+    /// The MQTT user name.
     public var username: String?
+    /// A file whose first line is the MQTT password.
     public var passwordFile: String?
-    /// How many exported messages wait while the broker is away; past it the oldest are dropped.
+    /// How many exported messages wait while the broker is away; past it the oldest are dropped. It also bounds
+    /// the QoS 0 messages waiting to be imported.
     public var queueLimit = 10_000
     /// MQTT Keep Alive, in seconds.
     public var keepAlive: UInt16 = 30
     /// The daemon's socket; nil follows the usual rule ($HERALD_SOCKET, ...).
     public var socketPath: String?
+    /// Log each message.
     public var verbose = false
 
+    /// Creates the defaults, with no broker and no pattern.
     public init() {}
 
-    /// The usage text for `--help`.
-    public static let help = """
-        OVERVIEW: Shares chosen Herald names with other hosts through an MQTT 5 broker.
+    /// What `--version` prints.
+    public static let version = "herald-mqtt-bridge 0.1.0"
 
-        USAGE: herald-mqtt-bridge --broker mqtt://HOST:PORT [--export PATTERN]... [--import PATTERN]... [options]
+    /// The command line: its options and its help.
+    public static let spec = CommandSpec(
+        name: "herald-mqtt-bridge",
+        abstract: "Shares chosen Herald names with other hosts through an MQTT 5 broker.",
+        discussion: """
+            A plain Herald client on one side and an MQTT 5 client on the other: the posts matching --export \
+            are published to PREFIX/a/b/c, and the messages matching --import are posted here. Loop-free: the \
+            bridge never exports its own posts, subscribes with No Local, and drops what its own host sent.
+            """,
+        usage: "herald-mqtt-bridge --broker <url> [--export <pattern>]... [--import <pattern>]... [options]",
+        options: [
+            OptionSpec(
+                long: "broker",
+                valueName: "url",
+                help: "The broker, mqtt://HOST:PORT (HOST an IP literal or localhost; port 1883 by default)."
+            ),
+            OptionSpec(
+                long: "export",
+                valueName: "pattern",
+                help: "Herald names to publish to MQTT.",
+                repeatable: true
+            ),
+            OptionSpec(
+                long: "import",
+                valueName: "pattern",
+                help: "Herald names to take from MQTT and post here.",
+                repeatable: true
+            ),
+            OptionSpec(
+                long: "qos",
+                valueName: "qos",
+                help: "The MQTT QoS of exported messages and subscriptions, 0 or 1.",
+                defaultDescription: "1"
+            ),
+            OptionSpec(long: "prefix", valueName: "prefix", help: "The topic prefix.", defaultDescription: "herald"),
+            OptionSpec(
+                long: "host-id",
+                valueName: "id",
+                help: "This host's id: letters, digits, '-' or '_'.",
+                defaultDescription: "/etc/machine-id"
+            ),
+            OptionSpec(long: "username", valueName: "name", help: "The MQTT user name."),
+            OptionSpec(long: "password-file", valueName: "path", help: "A file whose first line is the MQTT password."),
+            OptionSpec(
+                long: "queue-limit",
+                valueName: "count",
+                help: "Exported messages held while the broker is away, and QoS 0 messages waiting to be imported.",
+                defaultDescription: "10000"
+            ),
+            OptionSpec(
+                long: "keep-alive",
+                valueName: "seconds",
+                help: "MQTT Keep Alive, 1 to 65535.",
+                defaultDescription: "30"
+            ),
+            OptionSpec(long: "socket", short: "s", valueName: "path", help: "The Herald daemon's socket."),
+            OptionSpec(long: "verbose", help: "Log each message."),
+            OptionSpec(long: "version", help: "Show the version."),
+        ]
+    )
 
-        OPTIONS:
-          --broker URL          the broker, mqtt://HOST:PORT (HOST an IP literal or localhost; port 1883 by default)
-          --export PATTERN      Herald names to publish to MQTT (repeatable)
-          --import PATTERN      Herald names to take from MQTT and post here (repeatable)
-          --qos 0|1             the MQTT QoS of exported messages and subscriptions (default: 1)
-          --prefix PREFIX       the topic prefix (default: herald)
-          --host-id ID          this host's id (default: /etc/machine-id)
-          --username NAME       the MQTT user name
-          --password-file PATH  a file whose first line is the MQTT password
-          --queue-limit N       exported messages held while the broker is away (default: 10000)
-          --keep-alive SECONDS  MQTT Keep Alive (default: 30)
-          --socket PATH         the Herald daemon's socket
-          --verbose             log each message
-          -h, --help            show this help
-
-        """
-
-    /// Parses the arguments after the program's name; nil means `--help` was asked for.
+    /// Parses the arguments after the program's name; nil means `--help` or `--version` was asked for.
     ///
     /// - Throws: `UsageError` for an unknown option, a missing or malformed value, or no pattern at all.
     public static func parse(_ arguments: [String]) throws(UsageError) -> BridgeOptions? {
-        var options = BridgeOptions()
-        var index = 0
-        func value(_ option: String) throws(UsageError) -> String {
-            index += 1
-            guard index < arguments.count else { throw UsageError(description: "\(option) needs a value") }
-            return arguments[index]
+        guard case .run(let parsed) = try spec.parse(arguments) else { return nil }
+        return try BridgeOptions(parsed)
+    }
+
+    /// The options of a parsed command line.
+    ///
+    /// - Throws: `UsageError` for a missing or malformed value, or no pattern at all.
+    public init(_ parsed: ParsedArguments) throws(UsageError) {
+        guard let broker = parsed.value("broker") else { throw UsageError(message: "--broker is required") }
+        (host, port) = try Self.parseBroker(broker)
+        exports = parsed.values("export")
+        imports = parsed.values("import")
+        guard !exports.isEmpty || !imports.isEmpty else {
+            throw UsageError(message: "give at least one --export or --import pattern")
         }
-        var sawBroker = false
-        while index < arguments.count {
-            var argument = arguments[index]
-            // --option=value is --option value.
-            var inline: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                inline = String(argument[argument.index(after: equals)...])
-                argument = String(argument[..<equals])
-            }
-            func next() throws(UsageError) -> String {
-                if let inline { return inline }
-                return try value(argument)
-            }
-            switch argument {
-            case "-h", "--help": return nil
-            case "--broker":
-                let url = try next()
-                (options.host, options.port) = try parseBroker(url)
-                sawBroker = true
-            case "--export": options.exports.append(try next())
-            case "--import": options.imports.append(try next())
-            case "--qos":
-                switch try next() {
-                case "0": options.qos = 0
-                case "1": options.qos = 1
-                case let other: throw UsageError(description: "--qos must be 0 or 1, not '\(other)'")
-                }
-            case "--prefix": options.prefix = try next()
-            case "--host-id":
-                let id = try next()
-                guard isPlainSegment(id) else {
-                    throw UsageError(description: "--host-id '\(id)' must be letters, digits, '-' or '_'")
-                }
-                options.hostID = id
-            case "--username": options.username = try next()
-            case "--password-file": options.passwordFile = try next()
-            case "--queue-limit":
-                let text = try next()
-                guard let limit = Int(text), limit >= 1 else {
-                    throw UsageError(description: "--queue-limit must be a positive number, not '\(text)'")
-                }
-                options.queueLimit = limit
-            case "--keep-alive":
-                let text = try next()
-                guard let seconds = UInt16(text), seconds >= 1 else {
-                    throw UsageError(description: "--keep-alive must be 1 to 65535 seconds, not '\(text)'")
-                }
-                options.keepAlive = seconds
-            case "--socket": options.socketPath = try next()
-            case "--verbose": options.verbose = true
-            default: throw UsageError(description: "unknown option '\(argument)'")
-            }
-            index += 1
+        switch parsed.value("qos") {
+        case nil, "1": qos = 1
+        case "0": qos = 0
+        case let other?: throw UsageError(message: "--qos must be 0 or 1, not '\(other)'")
         }
-        guard sawBroker else { throw UsageError(description: "--broker is required") }
-        guard !options.exports.isEmpty || !options.imports.isEmpty else {
-            throw UsageError(description: "give at least one --export or --import pattern")
+        if let prefix = parsed.value("prefix") { self.prefix = prefix }
+        if let id = parsed.value("host-id") {
+            guard Self.isPlainSegment(id) else {
+                throw UsageError(message: "--host-id '\(id)' must be letters, digits, '-' or '_'")
+            }
+            hostID = id
         }
-        return options
+        username = parsed.value("username")
+        passwordFile = parsed.value("password-file")
+        if let limit = try parsed.int("queue-limit", range: 1...100_000_000) { queueLimit = limit }
+        if let seconds = try parsed.int("keep-alive", range: 1...Int(UInt16.max)) { keepAlive = UInt16(seconds) }
+        socketPath = parsed.value("socket")
+        verbose = parsed.flag("verbose")
     }
 
     /// `mqtt://HOST[:PORT]`, HOST an IPv4 literal, `[IPv6]`, or `localhost`.
     static func parseBroker(_ url: String) throws(UsageError) -> (String, UInt16) {
         guard url.hasPrefix("mqtt://") else {
-            throw UsageError(description: "--broker must be mqtt://HOST:PORT (TLS is not supported), not '\(url)'")
+            throw UsageError(message: "--broker must be mqtt://HOST:PORT (TLS is not supported), not '\(url)'")
         }
         var rest = Substring(url.dropFirst("mqtt://".count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
@@ -148,11 +155,11 @@ public struct BridgeOptions: Sendable, Equatable {
         } else {
             host = rest
         }
-        guard !host.isEmpty else { throw UsageError(description: "--broker '\(url)' has no host") }
+        guard !host.isEmpty else { throw UsageError(message: "--broker '\(url)' has no host") }
         var number: UInt16 = 1883
         if let port {
             guard let parsed = UInt16(port), parsed > 0 else {
-                throw UsageError(description: "--broker '\(url)' has an invalid port")
+                throw UsageError(message: "--broker '\(url)' has an invalid port")
             }
             number = parsed
         }

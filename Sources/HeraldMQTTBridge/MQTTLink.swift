@@ -1,16 +1,21 @@
 import Foundation
-public import HeraldMQTT
+import HeraldMQTT
 import HeraldPosix
 import Synchronization
 
 /// One TCP connection to the broker, served by a thread of its own: it connects, writes what `send` queues, reads
 /// and decodes packets, and reports them and the connection's end through `onEvent`.
 ///
+/// Each hand-off between this thread and the bridge's loop is a wake-up and a context switch, which on a busy machine
+/// cost more than the packets themselves: so the loop hands over everything it has to write in one `send`, and this
+/// thread reports all the packets of one read in one event.
+///
 /// The thread blocks in connect(2) and poll(2), never in the Swift concurrency pool. Malformed input ends the
 /// connection with a DISCONNECT carrying the decoder's reason code, and an event that says what was wrong.
 final class MQTTLink: Sendable {
     enum Event: Sendable {
-        case packet(Packet)
+        /// The packets of one read, in their order.
+        case packets([Packet])
         /// The connection ended; the reason is for the log.
         case closed(String)
     }
@@ -29,12 +34,19 @@ final class MQTTLink: Sendable {
         port: UInt16,
         first: [UInt8],
         maximumPacketSize: Int,
+        backlog: ImportBacklog,
         onEvent: @escaping @Sendable (Event) -> Void
     ) throws(SystemError) {
         wakeup = try EventFD()
         outgoing.withLock { $0.bytes = first }
         let thread = Thread { [self] in
-            let reason = self.serve(host: host, port: port, maximumPacketSize: maximumPacketSize, onEvent: onEvent)
+            let reason = self.serve(
+                host: host,
+                port: port,
+                maximumPacketSize: maximumPacketSize,
+                backlog: backlog,
+                onEvent: onEvent
+            )
             onEvent(.closed(reason))
         }
         thread.name = "mqtt-link"
@@ -57,11 +69,17 @@ final class MQTTLink: Sendable {
         host: String,
         port: UInt16,
         maximumPacketSize: Int,
+        backlog: ImportBacklog,
         onEvent: @Sendable (Event) -> Void
     ) -> String {
         do {
             let socket = try TCPSocket.connect(host: host, port: port)
-            let reason = exchange(on: socket, maximumPacketSize: maximumPacketSize, onEvent: onEvent)
+            let reason = exchange(
+                on: socket,
+                maximumPacketSize: maximumPacketSize,
+                backlog: backlog,
+                onEvent: onEvent
+            )
             socket.close()
             return reason
         } catch {
@@ -73,6 +91,7 @@ final class MQTTLink: Sendable {
     private func exchange(
         on socket: borrowing FileDescriptor,
         maximumPacketSize: Int,
+        backlog: ImportBacklog,
         onEvent: @Sendable (Event) -> Void
     ) -> String {
         do {
@@ -110,9 +129,16 @@ final class MQTTLink: Sendable {
             }
             if count == 0 { return "the broker closed the connection" }
             decoder.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            var packets: [Packet] = []
             do {
-                while let packet = try decoder.next() { onEvent(.packet(packet)) }
+                while let packet = try decoder.next() {
+                    // A QoS 0 message past the backlog's bound is dropped here, before it costs the loop anything.
+                    if backlog.admit(packet) { packets.append(packet) }
+                }
+                if !packets.isEmpty { onEvent(.packets(packets)) }
             } catch {
+                // The packets before the malformed one are sound and are handled: a PUBACK among them counts.
+                if !packets.isEmpty { onEvent(.packets(packets)) }
                 // §4.13: a malformed packet is answered with DISCONNECT and its reason code, then the close.
                 if let disconnect = try? Packet.disconnect(.init(reasonCode: error.code)).encode() {
                     _ = Self.sendAll(disconnect, on: socket)

@@ -1,3 +1,4 @@
+import HeraldArguments
 import HeraldMQTTBridge
 import Testing
 
@@ -40,8 +41,14 @@ struct BridgeOptionsTests {
         #expect(options.port == 1999)
     }
 
-    @Test func answersHelp() throws {
+    @Test func answersHelpAndVersionWithTheOptionsListed() throws {
         #expect(try BridgeOptions.parse(["--help"]) == nil)
+        #expect(try BridgeOptions.parse(["--version"]) == nil)
+        let help = BridgeOptions.spec.helpText
+        for option in ["--broker", "--export", "--import", "--qos", "--prefix", "--host-id", "--password-file"] {
+            #expect(help.contains(option), "--help does not list \(option)")
+        }
+        #expect(help.hasPrefix("OVERVIEW:"))
     }
 
     @Test(arguments: [
@@ -57,10 +64,14 @@ struct BridgeOptionsTests {
             ["--broker", "mqtt://h", "--export", "a", "--host-id", "a.b"],
             "--host-id 'a.b' must be letters, digits, '-' or '_'"
         ),
-        (["--broker", "mqtt://h", "--export"], "--export needs a value"),
-        (["--broker", "mqtt://h", "--bogus"], "unknown option '--bogus'"),
+        (["--broker", "mqtt://h", "--export"], "Missing value for '--export <pattern>'"),
+        (["--broker", "mqtt://h", "--bogus"], "Unknown option '--bogus'"),
+        (
+            ["--broker", "mqtt://h", "--export", "a", "--queue-limit", "0"],
+            "The value '0' is invalid for '--queue-limit <count>': must be in the range 1...100000000"
+        ),
     ])
     func refusesABadCommandLine(arguments: [String], message: String) {
-        #expect(throws: BridgeOptions.UsageError(description: message)) { try BridgeOptions.parse(arguments) }
+        #expect(throws: UsageError(message: message)) { try BridgeOptions.parse(arguments) }
     }
 }
