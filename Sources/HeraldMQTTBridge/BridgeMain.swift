@@ -47,7 +47,7 @@ public enum BridgeMain {
                 socketPath: options.socketPath,
                 options: Herald.Options(
                     clientName: "herald-mqtt-bridge",
-                    logger: logger,
+                    logger: .standardError(label: "herald-mqtt-bridge", level: options.verbose ? .debug : .info),
                     reconnects: true,
                     will: Herald.Will(name: state, userInfo: ["connected": false], retain: true)
                 )
