@@ -7,8 +7,8 @@ extension Herald {
     /// with ``init(level:_:)``, or takes ``standardError(label:level:)``, which writes the lines Herald's own
     /// executables write. Messages below ``level`` are never built.
     public struct Logger: Sendable {
-        /// How important a message is, from ``debug`` (least) to ``error`` (most).
-        public enum Level: Int, Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
+        /// How important a message is, from ``debug`` (least) to ``error`` (most); `"\(level)"` is its name.
+        public enum Level: Int, Sendable, Hashable, Comparable, CaseIterable {
             /// Detail for diagnosing a problem: each subscription made live, each unsubscription.
             case debug
             /// Routine events: a lost connection, a reconnection.
@@ -19,17 +19,6 @@ extension Herald {
             case warning
             /// An operation failed: the daemon broke the protocol.
             case error
-
-            /// The level's name, e.g. `warning`.
-            public var description: String {
-                switch self {
-                case .debug: "debug"
-                case .info: "info"
-                case .notice: "notice"
-                case .warning: "warning"
-                case .error: "error"
-                }
-            }
 
             /// Orders levels by importance.
             public static func < (lhs: Level, rhs: Level) -> Bool {
@@ -68,40 +57,15 @@ extension Herald {
             }
         }
 
-        /// Whether a message at `level` would be logged.
-        public func isEnabled(_ level: Level) -> Bool {
-            level >= self.level
-        }
-
-        /// Logs `message` at `level`, if enabled; the message is only built then.
-        public func log(_ level: Level, _ message: @autoclosure () -> String) {
-            guard isEnabled(level) else { return }
+        /// Hands `message` to the closure at `level`, if enabled; the message is only built then.
+        func log(_ level: Level, _ message: @autoclosure () -> String) {
+            guard level >= self.level else { return }
             handler(level, message())
         }
 
-        /// Logs `message` at ``Level/debug``, if enabled.
-        public func debug(_ message: @autoclosure () -> String) {
-            log(.debug, message())
-        }
-
-        /// Logs `message` at ``Level/info``, if enabled.
-        public func info(_ message: @autoclosure () -> String) {
-            log(.info, message())
-        }
-
-        /// Logs `message` at ``Level/notice``, if enabled.
-        public func notice(_ message: @autoclosure () -> String) {
-            log(.notice, message())
-        }
-
-        /// Logs `message` at ``Level/warning``, if enabled.
-        public func warning(_ message: @autoclosure () -> String) {
-            log(.warning, message())
-        }
-
-        /// Logs `message` at ``Level/error``, if enabled.
-        public func error(_ message: @autoclosure () -> String) {
-            log(.error, message())
-        }
+        // The levels the library logs at.
+        func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+        func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+        func error(_ message: @autoclosure () -> String) { log(.error, message()) }
     }
 }

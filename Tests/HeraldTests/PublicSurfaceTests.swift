@@ -1,9 +1,10 @@
 import Foundation
-@testable import Herald
 import HeraldTestSupport
 import HeraldWire
 import Synchronization
 import Testing
+
+@testable import Herald
 
 /// What an app gets from `import Herald` alone: checks of names and patterns, the overflow policies, the default
 /// socket path and the logging hook, with no type of an internal module in sight.
