@@ -73,7 +73,7 @@ let package = Package(
         // The terminal chat client as a library: the room stream, presence through Herald, and `ChatClientMain`.
         .target(
             name: "HeraldChatClient",
-            dependencies: ["ChatCore", "Herald", "HeraldPosix", "HeraldCommandLine"],
+            dependencies: ["ChatCore", "Herald", "HeraldCommandLine"],
             swiftSettings: strict
         ),
         .executableTarget(name: "herald-chat", dependencies: ["HeraldChatClient"], swiftSettings: strict),

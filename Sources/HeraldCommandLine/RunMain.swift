@@ -8,11 +8,11 @@ import Darwin
 
 /// Runs an executable's whole life and ends the process: what every Herald `main.swift` does, in one place.
 ///
-/// Help, the version and usage errors are answered first (``Invocation/commandOrExit()``). Then, before `run`:
-/// SIGPIPE is ignored, so a reader that goes away (`| head -1`) comes back as EPIPE from the next write rather than
-/// killing the process; and SIGINT and SIGTERM are unblocked, in case the parent started us with them blocked. The
-/// status `run` returns ends the process; a ``CommandFailure`` it throws is printed on stderr (`Error: ...`, with
-/// the usage when it asks for it) and ends the process with its status.
+/// First SIGPIPE is ignored, so a reader that goes away (`| head -1`) comes back as EPIPE from the next write rather
+/// than killing the process, and SIGINT and SIGTERM are unblocked, in case the parent started us with them blocked.
+/// Then help, the version and usage errors are answered (``Invocation/commandOrExit()``). The status `run` returns
+/// ends the process; a ``CommandFailure`` it throws is printed on stderr (`Error: ...`, with the usage when it asks
+/// for it) and ends the process with its status.
 ///
 /// - Parameters:
 ///   - invocation: what the command line asks for.
@@ -21,9 +21,10 @@ public func runMain<Command>(
     _ invocation: Invocation<Command>,
     run: (Command) async throws(CommandFailure) -> ExitCode
 ) async -> Never {
-    let (command, spec) = invocation.commandOrExit()
+    // Before anything is written: `herald --help | head -0` must end with 0, not die of SIGPIPE.
     try? SignalDisposition.ignore([SIGPIPE])
     Signals.unblockStopping()
+    let (command, spec) = invocation.commandOrExit()
     do throws(CommandFailure) {
         Terminal.exit(try await run(command))
     } catch {
