@@ -64,6 +64,10 @@ public enum Terminal {
         _exit(code.rawValue)
     }
 
+    /// Whether the process was given standard output and error; asked once, as nothing here closes them.
+    private static let isStdoutOpen = FileDescriptor.isOpen(STDOUT_FILENO)
+    private static let isStderrOpen = FileDescriptor.isOpen(STDERR_FILENO)
+
     private static func write(_ string: String, to descriptor: Int32) -> Bool {
         var string = string
         return string.withUTF8 { write(UnsafeRawBufferPointer($0), to: descriptor) }
@@ -74,6 +78,8 @@ public enum Terminal {
     }
 
     private static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Bool {
+        // A closed standard stream is a reader that is gone, not a bug of ours (which EBADF would trap as).
+        guard descriptor == STDOUT_FILENO ? isStdoutOpen : isStderrOpen else { return false }
         // Borrow the standard stream for the call and give it back unclosed: the process owns it.
         let stream = FileDescriptor(owning: descriptor)
         let written = Result { () throws(SystemError) in try stream.writeAll(bytes, waitingWhenFull: true) }

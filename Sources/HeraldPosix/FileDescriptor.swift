@@ -191,6 +191,12 @@ extension FileDescriptor {
         }
     }
 
+    /// Whether `rawValue` is a descriptor open in this process: for the standard streams, which nothing here owns
+    /// and a parent may have closed (`2>&-`), so that writing to them does not trap on EBADF.
+    public static func isOpen(_ rawValue: Int32) -> Bool {
+        fcntl(rawValue, F_GETFD) != -1
+    }
+
     /// Turns `O_NONBLOCK` on or off, keeping the other status flags.
     ///
     /// - Throws: ``SystemError`` if fcntl fails.

@@ -1,3 +1,4 @@
+import HeraldLaunch
 import HeraldTestSupport
 import Testing
 
@@ -19,5 +20,27 @@ import Testing
         #expect(result.stdoutLines.isEmpty)
         #expect(result.stderr.hasPrefix("Error: "), "stderr: \(result.stderr)")
         #expect(result.stderr.contains("--help"))
+    }
+
+    /// A parent may start a program with a standard stream closed (`2>&-`): writing to it is a reader that is gone,
+    /// so the program ends with its own status instead of trapping on EBADF.
+    /// (heraldd and herald-chat-server open nothing before they write, so the number stays closed there.)
+    @Test(arguments: [
+        ("heraldd", "--version >&-", 0),
+        ("heraldd", "--no-such-option 2>&-", 64),
+        ("herald-chat-server", "--version >&- 2>&-", 0),
+        ("herald", "post 'a..b' >&- 2>&-", 64),
+    ])
+    func aClosedStandardStreamDoesNotChangeTheExitStatus(
+        executable: String,
+        arguments: String,
+        status: Int
+    ) async throws {
+        let herald = TestBinaries.path(executable)
+        // The status goes to a descriptor the command line leaves open, and the shell's own stdout is the pipe.
+        let shell = try ChildProcess("/bin/sh", ["-c", "exec 3>&1; '\(herald)' \(arguments); echo \"status=$?\" >&3"])
+        shell.closeStdin()
+        #expect(try await shell.waitForExit(timeout: .seconds(20)) == 0)
+        #expect(shell.stdout.split(separator: "\n").last == "status=\(status)", "stderr: \(shell.stderr)")
     }
 }
