@@ -33,15 +33,16 @@ let package = Package(
         .target(name: "CHeraldShim", cSettings: [.define("_GNU_SOURCE")]),
         // The only module that makes syscalls.
         .target(name: "HeraldPosix", dependencies: ["CHeraldShim"], swiftSettings: strict),
-        // Hand-written command-line parsing shared by the executables.
-        .target(name: "HeraldArguments", swiftSettings: strict),
+        // What every executable shares: hand-written argument parsing with swift-argument-parser's conventions,
+        // standard output and error, SIGINT/SIGTERM as an AsyncSequence, and `runMain`.
+        .target(name: "HeraldCommandLine", dependencies: ["HeraldPosix"], swiftSettings: strict),
         // The public client library.
         .target(name: "Herald", dependencies: ["HeraldWire", "HeraldPosix"], swiftSettings: strict),
         // The daemon as a library: its options, the event loop that carries out the broker's decisions, and
         // `DaemonMain`, which heraldd and `herald demo` both run.
         .target(
             name: "HeraldDaemon",
-            dependencies: ["HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldArguments", "HeraldPlugins"],
+            dependencies: ["HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldCommandLine", "HeraldPlugins"],
             swiftSettings: strict
         ),
         .executableTarget(name: "heraldd", dependencies: ["HeraldDaemon"], swiftSettings: strict),
@@ -53,8 +54,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "Herald", "HeraldWire", "HeraldPosix", "HeraldArguments", "HeraldDaemon", "HeraldChatServer",
-                "HeraldChatClient", "HeraldLaunch",
+                "Herald", "HeraldCommandLine", "HeraldDaemon", "HeraldChatServer", "HeraldChatClient", "HeraldLaunch",
             ],
             swiftSettings: strict
         ),
@@ -66,28 +66,28 @@ let package = Package(
         // The chat server as a library: routing and the room on HeraldHTTP, and `ChatServerMain`.
         .target(
             name: "HeraldChatServer",
-            dependencies: ["ChatCore", "HeraldHTTP", "HeraldPosix", "HeraldArguments"],
+            dependencies: ["ChatCore", "HeraldHTTP", "HeraldPosix", "HeraldCommandLine"],
             swiftSettings: strict
         ),
         .executableTarget(name: "herald-chat-server", dependencies: ["HeraldChatServer"], swiftSettings: strict),
         // The terminal chat client as a library: the room stream, presence through Herald, and `ChatClientMain`.
         .target(
             name: "HeraldChatClient",
-            dependencies: ["ChatCore", "Herald", "HeraldPosix", "HeraldArguments"],
+            dependencies: ["ChatCore", "Herald", "HeraldCommandLine"],
             swiftSettings: strict
         ),
         .executableTarget(name: "herald-chat", dependencies: ["HeraldChatClient"], swiftSettings: strict),
         // The MQTT bridge as a library: its options, the export queue, the broker connection and the loop.
         .target(
             name: "HeraldMQTTBridge",
-            dependencies: ["Herald", "HeraldMQTT", "HeraldPosix", "HeraldArguments"],
+            dependencies: ["Herald", "HeraldMQTT", "HeraldPosix", "HeraldCommandLine"],
             swiftSettings: strict
         ),
         .executableTarget(name: "herald-mqtt-bridge", dependencies: ["HeraldMQTTBridge"], swiftSettings: strict),
         // The benchmark workload of shared/bench/peers, through the Herald library on both ends.
         .executableTarget(
             name: "herald-bench",
-            dependencies: ["Herald", "HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldArguments"],
+            dependencies: ["Herald", "HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldCommandLine"],
             swiftSettings: strict
         ),
         // The README's Swift program: observes session.* and prints each post with its sender.
@@ -100,7 +100,7 @@ let package = Package(
         // Starts the real built heraldd on a temporary socket for end-to-end tests.
         .target(
             name: "HeraldTestSupport",
-            dependencies: ["HeraldPosix", "HeraldLaunch"],
+            dependencies: ["HeraldPosix", "HeraldWire", "HeraldLaunch"],
             path: "Tests/HeraldTestSupport",
             swiftSettings: strict
         ),
@@ -110,10 +110,10 @@ let package = Package(
         .testTarget(name: "HeraldMQTTTests", dependencies: ["HeraldMQTT"]),
         .testTarget(
             name: "HeraldMQTTBridgeTests",
-            dependencies: ["HeraldMQTTBridge", "HeraldMQTT", "HeraldPlugins", "HeraldArguments"]
+            dependencies: ["HeraldMQTTBridge", "HeraldMQTT", "HeraldPlugins", "HeraldCommandLine"]
         ),
-        .testTarget(name: "HeraldPosixTests", dependencies: ["HeraldPosix"]),
-        .testTarget(name: "HeraldArgumentsTests", dependencies: ["HeraldArguments"]),
+        .testTarget(name: "HeraldPosixTests", dependencies: ["HeraldPosix", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCommandLineTests", dependencies: ["HeraldCommandLine"]),
         .testTarget(name: "HeraldLaunchTests", dependencies: ["HeraldLaunch"]),
         .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldPosix"]),

@@ -1,5 +1,4 @@
 import Foundation
-public import HeraldPosix
 import HeraldWire
 
 extension Herald {

@@ -1,6 +1,6 @@
 import Foundation
 import HeraldPosix
-public import HeraldWire
+import HeraldWire
 import Synchronization
 
 /// A connection to the session's Herald daemon: NotificationCenter for a whole desktop session.
@@ -62,8 +62,7 @@ public final class Herald: Sendable {
     /// Connects to the session's daemon and completes the `HELLO`/`WELCOME` handshake.
     ///
     /// - Parameters:
-    ///   - socketPath: the daemon's socket; nil follows the rule of Protocols/wire.md: `$HERALD_SOCKET`, else
-    ///     `$XDG_RUNTIME_DIR/herald/socket`, else `/tmp/herald-$UID/socket`.
+    ///   - socketPath: the daemon's socket; nil takes ``defaultSocketPath``.
     ///   - options: the client's label, the request timeout and a logger.
     /// - Returns: a connected Herald.
     /// - Throws: ``HeraldError/Code/daemonUnavailable`` when no daemon listens on the path (the message names it
@@ -73,7 +72,7 @@ public final class Herald: Sendable {
         socketPath: String? = nil,
         options: Options = Options()
     ) async throws(HeraldError) -> Herald {
-        let path = SocketPath.resolve(explicit: socketPath)
+        let path = socketPath.flatMap { $0.isEmpty ? nil : $0 } ?? defaultSocketPath
         let executor = ReaderExecutor()
         let connection = try await Connection.open(socketPath: path, options: options, executor: executor)
         let herald = Herald(connection: connection, path: path, options: options)
@@ -89,7 +88,7 @@ public final class Herald: Sendable {
     /// Registers the will and, with ``Options/reconnects``, the hand-over of subscriptions on loss.
     private func prepare(_ connection: Connection) async throws(HeraldError) {
         if let will = options.will {
-            try Self.validate(will.name)
+            try Self.validate(name: will.name)
             _ = try await connection.request(.acknowledgement, "WILL") { id in will.frame(request: id) }
         }
         guard options.reconnects else { return }
@@ -304,13 +303,17 @@ public final class Herald: Sendable {
         bufferingPolicy: BufferingPolicy = .default,
         overflow: OverflowPolicy = .dropOldest
     ) async throws(HeraldError) -> HeraldNotifications {
-        let parsed: Pattern
+        let parsed: HeraldWire.Pattern
         do {
-            parsed = try Pattern(pattern)
+            parsed = try HeraldWire.Pattern(pattern)
         } catch {
             throw HeraldError(.invalidPattern, error.reason)
         }
-        let (stream, consumed) = try await connection.subscribe(parsed, policy: bufferingPolicy, overflow: overflow)
+        let (stream, consumed) = try await connection.subscribe(
+            parsed,
+            policy: bufferingPolicy,
+            overflow: overflow.wire
+        )
         return HeraldNotifications(buffer: stream, consumed: consumed, owner: self)
     }
 
@@ -321,7 +324,7 @@ public final class Herald: Sendable {
     ///   connection ends), ``HeraldError/Code/timedOut``, or why the connection ended.
     public func monitor(bufferingPolicy: BufferingPolicy = .default) async throws(HeraldError) -> HeraldNotifications {
         let (stream, consumed) = try await connection.subscribe(
-            try! Pattern("**"),
+            try! HeraldWire.Pattern("**"),
             policy: bufferingPolicy,
             monitor: true
         )
@@ -344,7 +347,7 @@ public final class Herald: Sendable {
         of type: Message.Type,
         bufferingPolicy: BufferingPolicy = .default
     ) async throws(HeraldError) -> HeraldMessages<Message> {
-        try Self.validate(Message.name)
+        try Self.validate(name: Message.name)
         let notifications = try await notifications(matching: Message.name, bufferingPolicy: bufferingPolicy)
         return HeraldMessages(notifications: notifications, logger: connection.options.logger)
     }
@@ -355,7 +358,7 @@ public final class Herald: Sendable {
     /// - Throws: ``HeraldError/Code/invalidName`` before anything is sent; ``HeraldError/Code/timedOut``,
     ///   ``HeraldError/Code/cancelled``, or why the connection ended.
     public func retainedValue(of name: String) async throws(HeraldError) -> HeraldNotification? {
-        try Self.validate(name)
+        try Self.validate(name: name)
         let reply = try await connection.request(.get, "GET \(name)") { id in .get(Frame.Get(request: id, name: name)) }
         guard case .value(let notification) = reply else { preconditionFailure("GET answered with \(reply)") }
         return notification
@@ -389,7 +392,7 @@ public final class Herald: Sendable {
         // Most names are plain ASCII, which is checked byte by byte; the full check walks Unicode scalars.
         var utf8 = name
         if !utf8.withUTF8({ Name.isPlainASCIIName(UnsafeRawBufferPointer($0)) }) {
-            try validate(name)
+            try validate(name: name)
         }
         if Name.isReserved(name) {
             throw HeraldError(
@@ -405,11 +408,4 @@ public final class Herald: Sendable {
         }
     }
 
-    static func validate(_ name: String) throws(HeraldError) {
-        do {
-            try Name.validate(name)
-        } catch {
-            throw HeraldError(.invalidName, error.reason)
-        }
-    }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import HeraldPosix
 
 /// The typed messages posted to `Message.name`, from ``Herald/messages(of:bufferingPolicy:)``.
 ///
@@ -13,7 +12,7 @@ public struct HeraldMessages<Message: HeraldMessage>: AsyncSequence, Sendable {
     public typealias Failure = Never
 
     let notifications: HeraldNotifications
-    let logger: Logger?
+    let logger: Herald.Logger?
 
     /// Iterates the messages.
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -23,7 +22,7 @@ public struct HeraldMessages<Message: HeraldMessage>: AsyncSequence, Sendable {
         public typealias Failure = Never
 
         var base: HeraldNotifications.AsyncIterator
-        let logger: Logger?
+        let logger: Herald.Logger?
         let decoder = JSONDecoder()
 
         /// The next message that decodes, or nil when the connection has ended or the task was cancelled.

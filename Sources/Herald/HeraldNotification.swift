@@ -10,6 +10,11 @@ import HeraldWire
 public struct HeraldNotification: Sendable, Hashable {
     /// Who posted: the process, user and group the daemon read from the kernel (`SO_PEERCRED`) when the poster
     /// connected. A sender cannot choose these values.
+    ///
+    /// The triple exists once per layer, each where a module boundary needs its own: `HeraldPosix.Credentials` is
+    /// what the kernel reports, `HeraldBroker.Sender` is what the pure broker stamps on a post (the daemon converts
+    /// the one to the other when it accepts a connection), and this is what the library's public API shows, made
+    /// from the `NOTIFY` frame's fields, since an app sees no type of the internal modules.
     public struct Sender: Sendable, Hashable {
         /// The sender's process id.
         public let pid: Int32

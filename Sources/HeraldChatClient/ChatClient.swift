@@ -1,6 +1,6 @@
 import ChatCore
 import Foundation
-import HeraldArguments
+import HeraldCommandLine
 
 /// The terminal chat: the room stream with reconnection, stdin, presence, and how the session ends.
 struct ChatClient: Sendable {

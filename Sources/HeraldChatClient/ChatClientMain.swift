@@ -1,10 +1,5 @@
 import ChatCore
-import HeraldArguments
-import HeraldPosix
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import HeraldCommandLine
 
 /// herald-chat's whole life as a function: parse the command line, chat until /quit, the end of input, SIGINT or
 /// SIGTERM, and end the process.
@@ -18,29 +13,23 @@ public enum ChatClientMain {
     ///
     /// - Parameter arguments: The command line after the program name.
     public static func run(arguments: [String]) async -> Never {
-        let options = ClientOptions.spec.parseOrExit(arguments, version: "herald-chat \(ClientOptions.version)") {
-            parsed throws(UsageError) in try ClientOptions(parsed)
-        }
-
-        // A reader that went away shows up as EPIPE, not a SIGPIPE death.
-        signal(SIGPIPE, SIG_IGN)
-        // A parent may start us with signals blocked (Foundation's Process inherits its spawning thread's mask):
-        // Ctrl-C and SIGTERM must reach us all the same.
-        #if os(Linux)
-        try? SignalFD.unblock(signals: [SIGINT, SIGTERM])
-        #endif
-
-        let signals = SignalStream.make([SIGINT, SIGTERM])
-
-        switch await ChatClient(options: options).run(signals: signals) {
-        case .quit:
-            Terminal.exit(.success)
-        case .refused(let reason):
-            // The reason quotes the server, which must not write to the terminal.
-            Terminal.writeStderr("herald-chat: error: \(Transcript.escaped(reason))\n")
-            Terminal.exit(.failure)
-        case .signal(let number):
-            exit(128 + number)
+        await runMain(
+            ClientOptions.spec,
+            version: "herald-chat \(ClientOptions.version)",
+            arguments: arguments,
+            options: ClientOptions.init
+        ) { options throws(CommandFailure) -> ExitCode in
+            // Ctrl-C ends the chat through cancellation, so the room sees the client leave.
+            switch await ChatClient(options: options).run(signals: Signals.stream()) {
+            case .quit:
+                return .success
+            case .refused(let reason):
+                // The reason quotes the server, which must not write to the terminal.
+                Terminal.writeStderr("herald-chat: error: \(Transcript.escaped(reason))\n")
+                return .failure
+            case .signal(let number):
+                return ExitCode(signal: number) ?? .failure
+            }
         }
     }
 }

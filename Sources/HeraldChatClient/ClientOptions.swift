@@ -1,5 +1,5 @@
 import Foundation
-import HeraldArguments
+import HeraldCommandLine
 
 /// herald-chat's command line, parsed and checked.
 struct ClientOptions: Sendable {

@@ -1,6 +1,6 @@
 import ChatCore
 import Foundation
-import HeraldArguments
+import HeraldCommandLine
 
 /// Where everything the user sees goes: room lines and the client's own notices, as text or JSON lines.
 struct Output: Sendable {

@@ -1,6 +1,5 @@
 import ChatCore
 import Herald
-import HeraldPosix
 import Synchronization
 
 /// Tells the room when the user walks away from the desktop and comes back, from the session's notifications in
@@ -13,7 +12,7 @@ struct PresenceReporter: Sendable {
 
     /// Observes until the task is cancelled or heraldd goes away. Without heraldd, prints one notice and returns.
     func run() async {
-        let path = SocketPath.resolve(explicit: socket)
+        let path = socket.flatMap { $0.isEmpty ? nil : $0 } ?? Herald.defaultSocketPath
         let herald: Herald
         do {
             herald = try await Herald.connect(socketPath: path, options: Herald.Options(clientName: "herald-chat"))

@@ -1,5 +1,5 @@
 import ChatCore
-import HeraldArguments
+import HeraldCommandLine
 import HeraldHTTP
 import HeraldPosix
 

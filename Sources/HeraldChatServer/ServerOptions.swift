@@ -1,4 +1,4 @@
-import HeraldArguments
+import HeraldCommandLine
 import HeraldPosix
 
 /// herald-chat-server's command line, parsed and checked.

@@ -1,5 +1,5 @@
-import HeraldArguments
 import HeraldBroker
+import HeraldCommandLine
 import HeraldPosix
 import HeraldWire
 

@@ -1,6 +1,6 @@
 import Foundation
 public import Herald
-public import HeraldArguments
+public import HeraldCommandLine
 import HeraldMQTT
 public import HeraldPosix
 

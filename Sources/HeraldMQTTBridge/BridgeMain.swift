@@ -1,6 +1,6 @@
 import Foundation
 import Herald
-import HeraldArguments
+import HeraldCommandLine
 import HeraldPosix
 
 /// `herald-mqtt-bridge`: parses the command line, connects to heraldd, and runs the bridge.
@@ -41,7 +41,7 @@ public enum BridgeMain {
                 socketPath: options.socketPath,
                 options: Herald.Options(
                     clientName: "herald-mqtt-bridge",
-                    logger: logger,
+                    logger: .standardError(label: "herald-mqtt-bridge", level: options.verbose ? .debug : .info),
                     reconnects: true,
                     will: Herald.Will(name: state, userInfo: ["connected": false], retain: true)
                 )

@@ -1,4 +1,4 @@
-public import HeraldArguments
+public import HeraldCommandLine
 
 /// What `herald-mqtt-bridge` is told on its command line.
 public struct BridgeOptions: Sendable, Equatable {

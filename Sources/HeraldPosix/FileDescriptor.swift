@@ -177,21 +177,26 @@ extension FileDescriptor {
         }
     }
 
-    /// Writes all of `bytes` to a blocking descriptor, looping over partial writes.
+    /// Writes all of `bytes`, looping over partial writes: the one write-everything loop of Herald's code.
     ///
     /// Sockets are written with `MSG_NOSIGNAL` (see ``send(_:)``), so this never raises SIGPIPE; other descriptors
     /// (stdout, a pipe) fall back to write(2) after the first ENOTSOCK.
     ///
-    /// - Throws: ``SystemError``. EAGAIN (``Errno/wouldBlock``) means the descriptor is non-blocking, or that a send
-    ///   timeout set with ``setSendTimeout(seconds:)`` expired; some of the bytes may have been written.
-    public borrowing func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+    /// - Parameters:
+    ///   - bytes: what to write.
+    ///   - waitingWhenFull: for a descriptor that may be non-blocking without the caller knowing (a standard stream
+    ///     inherited from a parent), wait with poll(2) until it takes more instead of throwing EAGAIN.
+    /// - Throws: ``SystemError``, e.g. EPIPE once the reader is gone. Without `waitingWhenFull`, EAGAIN
+    ///   (``Errno/wouldBlock``) means the descriptor is non-blocking, or that a send timeout set with
+    ///   ``setSendTimeout(seconds:)`` expired; some of the bytes may have been written.
+    public borrowing func writeAll(_ bytes: UnsafeRawBufferPointer, waitingWhenFull: Bool = false) throws(SystemError) {
         var remaining = bytes
         var isSocket = true
         while !remaining.isEmpty {
-            let written: Int
+            let result: IOResult<Int>
             if isSocket {
                 do throws(SystemError) {
-                    written = try send(remaining).completed("send to descriptor \(rawValue)")
+                    result = try send(remaining)
                 } catch {
                     guard error.errno == .notASocket else {
                         throw error
@@ -200,10 +205,26 @@ extension FileDescriptor {
                     continue
                 }
             } else {
-                written = try write(remaining).completed("write to descriptor \(rawValue)")
+                result = try write(remaining)
             }
-            remaining = UnsafeRawBufferPointer(rebasing: remaining[written...])
+            switch result {
+            case .processed(let written):
+                remaining = UnsafeRawBufferPointer(rebasing: remaining[written...])
+            case .wouldBlock:
+                let operation = "\(isSocket ? "send" : "write") to descriptor \(rawValue)"
+                guard waitingWhenFull else {
+                    throw SystemError(operation: operation, errno: .wouldBlock)
+                }
+                var request = pollfd(fd: rawValue, events: Int16(POLLOUT), revents: 0)
+                _ = try completedSyscall("poll descriptor \(rawValue) for output") { poll(&request, 1, -1) }
+            }
         }
+    }
+
+    /// Whether `rawValue` is a descriptor open in this process: for the standard streams, which nothing here owns
+    /// and a parent may have closed (`2>&-`), so that writing to them does not trap on EBADF.
+    public static func isOpen(_ rawValue: Int32) -> Bool {
+        fcntl(rawValue, F_GETFD) != -1
     }
 
     /// Turns `O_NONBLOCK` on or off, keeping the other status flags.

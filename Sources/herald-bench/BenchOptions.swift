@@ -1,4 +1,4 @@
-import HeraldArguments
+import HeraldCommandLine
 
 /// herald-bench's command line, parsed and checked.
 struct BenchOptions {

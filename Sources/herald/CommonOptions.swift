@@ -1,5 +1,5 @@
-import HeraldArguments
-import HeraldWire
+import Herald
+import HeraldCommandLine
 
 /// The options several subcommands share, and the checks they run on names, patterns and numbers before connecting.
 enum CommonOptions {
@@ -28,30 +28,24 @@ enum CommonOptions {
     /// Checks that `text` is a valid notification name.
     ///
     /// - Parameter postable: Also reject the reserved `herald.` names, which the daemon refuses to take posts to.
-    /// - Throws: `UsageError` with HeraldWire's reason, e.g. `invalid name "a..b": empty segment at byte 2`.
+    /// - Throws: `UsageError` with the library's reason, e.g. `invalid name "a..b": empty segment at byte 2`.
     static func validateName(_ text: String, postable: Bool = false) throws(UsageError) {
-        do throws(WireError) {
-            try Name.validate(text)
+        do throws(HeraldError) {
+            try Herald.validate(name: text, forPosting: postable)
         } catch {
-            throw UsageError(message: error.reason)
-        }
-        if postable && Name.isReserved(text) {
-            throw UsageError(
-                message: "invalid name \"\(text)\": names under '\(Name.reservedPrefix).' are reserved for notices "
-                    + "from the Herald library"
-            )
+            throw UsageError(message: error.message)
         }
     }
 
     /// Parses and checks a subscription pattern.
     ///
-    /// - Throws: `UsageError` with HeraldWire's reason, e.g. `invalid pattern "a.**.b": '**' is allowed only as
+    /// - Throws: `UsageError` with the library's reason, e.g. `invalid pattern "a.**.b": '**' is allowed only as
     ///   the last segment`.
-    static func pattern(_ text: String) throws(UsageError) -> Pattern {
-        do throws(WireError) {
-            return try Pattern(text)
+    static func pattern(_ text: String) throws(UsageError) -> HeraldPattern {
+        do throws(HeraldError) {
+            return try HeraldPattern(text)
         } catch {
-            throw UsageError(message: error.reason)
+            throw UsageError(message: error.message)
         }
     }
 

@@ -1,5 +1,5 @@
 import Herald
-import HeraldPosix
+import HeraldCommandLine
 
 /// Connecting to heraldd the way every subcommand does.
 enum Daemon {
@@ -8,7 +8,8 @@ enum Daemon {
 
     /// The socket path a subcommand uses: `--socket`, else the environment, as the daemon resolves it.
     static func socketPath(explicit: String?) -> String {
-        SocketPath.resolve(explicit: explicit)
+        guard let explicit, !explicit.isEmpty else { return Herald.defaultSocketPath }
+        return explicit
     }
 
     /// Connects to the daemon, runs `body` with the connection, and closes it whether `body` succeeds or fails.

@@ -1,6 +1,5 @@
 import Foundation
-import HeraldArguments
-import Synchronization
+import HeraldCommandLine
 
 /// `herald demo`: the whole story on one machine, in temporary directories and on free ports.
 ///
@@ -37,7 +36,7 @@ struct DemoCommand: Subcommand {
     }
 
     func run() async throws(CommandFailure) {
-        DemoInterruption.install()
+        Signals.recordStops()
         let demo: DemoRun
         do {
             demo = try DemoRun(pace: pace)
@@ -47,8 +46,11 @@ struct DemoCommand: Subcommand {
         let outcome = await DemoInterruption.playCancellingOnSignal(demo)
         await demo.cleanUp()
         // A signal that arrived during the last step still means the run was interrupted.
-        if let signal = DemoInterruption.signal {
-            throw CommandFailure(status: signal == SIGINT ? .interrupted : .failure, message: nil)
+        if let signal = Signals.recordedStop {
+            throw CommandFailure(
+                status: ExitCode(signal: signal) == .interrupted ? .interrupted : .failure,
+                message: nil
+            )
         }
         do throws(DemoFailure) {
             let transcript = try outcome.get()
@@ -65,27 +67,10 @@ struct DemoCommand: Subcommand {
     }
 }
 
-/// SIGINT and SIGTERM during the demo: recorded by a handler, and turned into the cancellation of the story's task,
-/// whose waits then end at once; the demo stops every child and removes its directory before exiting.
+/// SIGINT and SIGTERM during the demo: recorded by a handler (`Signals.recordStops()`, which children started by exec
+/// do not inherit, so they still stop on these signals), and turned into the cancellation of the story's task, whose
+/// waits then end at once; the demo stops every child and removes its directory before exiting.
 enum DemoInterruption {
-    private static let received = Atomic<Int32>(0)
-
-    /// Replaces `herald`'s exit-at-once handlers with ones that only record the signal. A handler (unlike SIG_IGN)
-    /// is reset to the default by exec, so the children still stop on SIGINT and SIGTERM.
-    static func install() {
-        for number in [SIGINT, SIGTERM] {
-            _ = Glibc.signal(number) { received in
-                DemoInterruption.received.store(received, ordering: .relaxed)
-            }
-        }
-    }
-
-    /// The signal received, if any.
-    static var signal: Int32? {
-        let value = received.load(ordering: .relaxed)
-        return value == 0 ? nil : value
-    }
-
     /// Plays `demo`, cancelling it as soon as a signal has been recorded.
     ///
     /// A signal handler may do almost nothing, so a watcher looks at the recorded signal every 20 ms while the story
@@ -100,7 +85,7 @@ enum DemoInterruption {
         }
         let watcher = Task {
             while !Task.isCancelled {
-                if signal != nil {
+                if Signals.recordedStop != nil {
                     story.cancel()
                     return
                 }

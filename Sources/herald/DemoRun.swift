@@ -1,5 +1,5 @@
 import Foundation
-import HeraldArguments
+import HeraldCommandLine
 import HeraldLaunch
 import Synchronization
 

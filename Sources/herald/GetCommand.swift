@@ -1,5 +1,5 @@
 import Herald
-import HeraldArguments
+import HeraldCommandLine
 
 /// `herald get NAME [--json]`: prints a name's retained value.
 struct GetCommand: Subcommand {
@@ -41,13 +41,13 @@ struct GetCommand: Subcommand {
             throw CommandFailure(status: .failure, message: nil)
         }
         if json {
-            StandardOutput.write(OutputFormat.line(for: value, style: .json))
+            Terminal.writeStdout(OutputFormat.line(for: value, style: .json))
         } else {
             var bytes = value.payload
             if String(validating: bytes, as: UTF8.self) != nil && bytes.last != UInt8(ascii: "\n") {
                 bytes.append(UInt8(ascii: "\n"))
             }
-            StandardOutput.write(bytes)
+            Terminal.writeStdout(bytes)
         }
     }
 }

@@ -1,4 +1,4 @@
-import HeraldArguments
+import HeraldCommandLine
 
 /// The `herald` command itself: its help, its version, and which subcommand a command line asks for.
 enum HeraldCommand {
@@ -33,16 +33,6 @@ enum HeraldCommand {
         subcommands: subcommands.map { $0.spec }
     )
 
-    /// What a command line asks `herald` to do.
-    enum Invocation {
-        /// Print this text on stdout and exit 0: help or the version.
-        case show(String)
-        /// Print this text on stderr and exit 64.
-        case usageError(String)
-        /// Run the subcommand; `spec` words its errors.
-        case run(any Subcommand, spec: CommandSpec)
-    }
-
     /// Works out what a command line asks for, without running anything.
     ///
     /// The first word picks the subcommand; the rest is parsed with that subcommand's spec. `herald help` and
@@ -50,7 +40,7 @@ enum HeraldCommand {
     /// top-level help.
     ///
     /// - Parameter arguments: The words after the executable's name.
-    static func invocation(for arguments: [String]) -> Invocation {
+    static func invocation(for arguments: [String]) -> Invocation<any Subcommand> {
         guard let first = arguments.first else {
             return .show(spec.helpText)
         }
@@ -76,18 +66,8 @@ enum HeraldCommand {
             }
         }
 
-        let rest = Array(arguments.dropFirst())
-        do throws(UsageError) {
-            switch try command.spec.parse(rest) {
-            case .help:
-                return .show(command.spec.helpText)
-            case .version:
-                return .show(version + "\n")
-            case .run(let parsed):
-                return .run(try command.init(parsed), spec: command.spec)
-            }
-        } catch {
-            return .usageError(command.spec.errorText(error))
+        return command.spec.invocation(Array(arguments.dropFirst()), version: version) {
+            parsed throws(UsageError) -> any Subcommand in try command.init(parsed)
         }
     }
 

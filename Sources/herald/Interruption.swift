@@ -1,12 +1,7 @@
 import Dispatch
 import Herald
+import HeraldCommandLine
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// How `herald` ends when it is interrupted.
 enum Interruption {
@@ -14,48 +9,38 @@ enum Interruption {
     private static let active = Mutex<Herald?>(nil)
     /// The exit status an interruption in progress will end with; 0 when none is.
     private static let pending = Atomic<Int32>(0)
+    /// Whether the signals are read from a stream yet; they are from the first connection on.
+    private static let streaming = Atomic<Bool>(false)
 
     /// The status to exit with if the process is being interrupted: closing the connection ends the subcommand's
     /// work early, and that is not an error to report.
-    static var interruptedStatus: Int32? {
-        let status = pending.load(ordering: .acquiring)
-        return status == 0 ? nil : status
+    static var interruptedStatus: ExitCode? {
+        ExitCode(rawValue: pending.load(ordering: .acquiring))
+            .flatMap { $0 == .success ? nil : $0 }
     }
-    /// The signal sources; kept for the life of the process.
-    private nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []
 
-    /// Makes SIGINT exit with status 130 and SIGTERM with 143 (128 + the signal, as a shell reports), printing
-    /// nothing. The handler calls `_exit`, which is async-signal-safe. Subcommands with signal handling of their own
-    /// (`demo`) replace it.
+    /// Makes SIGINT exit with status 130 and SIGTERM with 143, printing nothing, until a subcommand holds a
+    /// connection. Subcommands with signal handling of their own (`demo`) replace it.
     static func exitOnSignals() {
-        for number in [SIGINT, SIGTERM] {
-            _ = signal(number) { received in
-                _exit(128 + received)
-            }
-        }
+        Signals.exitOnStop()
     }
 
     /// Switches to leaving with a goodbye: being interrupted while holding a connection is leaving on purpose, so
     /// the connection is closed with `BYE` first, and the daemon discards its will (`observe --will`), which is for
     /// crashes and kills, not for Ctrl-C. Closing is bounded: after a second the process exits regardless.
     private static func closeConnectionOnSignals() {
-        guard sources.isEmpty else { return }
-        for number in [SIGINT, SIGTERM] {
-            // The default action must not run; the dispatch source takes the signal instead.
-            _ = signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                let status = 128 + number
-                pending.store(status, ordering: .releasing)
-                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { _exit(status) }
-                guard let herald = active.withLock({ $0 }) else { _exit(status) }
-                Task {
-                    await herald.close()
-                    _exit(status)
-                }
+        guard !streaming.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let signals = Signals.stream()
+        Task.detached {
+            for await number in signals {
+                let status = ExitCode(signal: number) ?? .failure
+                pending.store(status.rawValue, ordering: .releasing)
+                // Not on the cooperative pool: the bound holds even if every task is stuck.
+                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { Terminal.exitImmediately(status) }
+                guard let herald = active.withLock({ $0 }) else { Terminal.exitImmediately(status) }
+                await herald.close()
+                Terminal.exitImmediately(status)
             }
-            source.resume()
-            sources.append(source)
         }
     }
 

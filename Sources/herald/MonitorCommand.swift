@@ -1,5 +1,5 @@
-import HeraldArguments
-import HeraldWire
+import Herald
+import HeraldCommandLine
 
 /// `herald monitor [--json] [--count N] [--timeout SECONDS] [--ready]`: every notification of the session,
 /// read-only.
@@ -31,7 +31,7 @@ struct MonitorCommand: Subcommand {
             throw UsageError(message: "The value '\(count)' is invalid for '--count <n>': must be at least 1")
         }
         observation = Observation(
-            patterns: [try! Pattern("**")],
+            patterns: [try! HeraldPattern("**")],
             style: arguments.flag("json") ? .json : .human,
             limit: count,
             timeout: try CommonOptions.timeout(arguments),

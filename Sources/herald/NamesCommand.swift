@@ -1,5 +1,5 @@
 import Herald
-import HeraldArguments
+import HeraldCommandLine
 
 /// `herald names [--json]`: the names heraldd knows, for shell completion and for people.
 struct NamesCommand: Subcommand {
@@ -39,6 +39,6 @@ struct NamesCommand: Subcommand {
             }
             text = names.map { $0 + "\n" }.joined() + provided.joined()
         }
-        _ = StandardOutput.write(text)
+        _ = Terminal.writeStdout(text)
     }
 }

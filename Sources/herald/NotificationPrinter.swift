@@ -1,5 +1,5 @@
 import Herald
-import HeraldWire
+import HeraldCommandLine
 import Synchronization
 
 /// Prints the notifications of one or more subscriptions as a single stream: each post once, up to a count.
@@ -46,7 +46,7 @@ final class NotificationPrinter: Sendable {
     /// How many recent drop notices to remember; copies of one notice arrive close together.
     private static let recentDropsKept = 64
 
-    private let patterns: [Pattern]
+    private let patterns: [HeraldPattern]
     private let style: OutputStyle
     private let limit: Int?
     private let includesRetained: Bool
@@ -59,7 +59,7 @@ final class NotificationPrinter: Sendable {
     ///   - style: Human or JSON lines.
     ///   - limit: Stop after printing this many notifications; `nil` for no limit.
     ///   - includesRetained: Whether retained values are printed; `wait` skips them to wait for a live post.
-    init(patterns: [Pattern], style: OutputStyle, limit: Int?, includesRetained: Bool) {
+    init(patterns: [HeraldPattern], style: OutputStyle, limit: Int?, includesRetained: Bool) {
         self.patterns = patterns
         self.style = style
         self.limit = limit
@@ -103,7 +103,7 @@ final class NotificationPrinter: Sendable {
                 line = OutputFormat.line(for: notification, style: style)
             }
 
-            guard StandardOutput.write(line) else {
+            guard Terminal.writeStdout(line) else {
                 state.finished = .outputClosed
                 return .outputClosed
             }

@@ -1,6 +1,5 @@
 import Herald
-import HeraldArguments
-import HeraldWire
+import HeraldCommandLine
 
 /// Subscribes to patterns on one connection and prints what arrives until a count, a deadline, a closed stdout or
 /// the daemon going away ends it. `observe` and `wait` are both this, configured differently.
@@ -18,7 +17,7 @@ struct Observation: Sendable {
     }
 
     /// The patterns, one subscription each.
-    var patterns: [Pattern]
+    var patterns: [HeraldPattern]
     /// Human or JSON lines.
     var style: OutputStyle
     /// Stop after this many notifications; `nil` for no limit.
@@ -32,7 +31,7 @@ struct Observation: Sendable {
     /// The `--socket` value.
     var socket: String?
     /// `--overflow`: what heraldd does when this process reads too slowly.
-    var overflow: OverflowPolicy = .dropOldest
+    var overflow: Herald.OverflowPolicy = .dropOldest
     /// `--reconnect`: survive a daemon restart, printing a reconnected notice.
     var reconnects = false
     /// `--will ...`: what heraldd posts if this process dies without closing its connection.

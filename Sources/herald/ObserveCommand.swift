@@ -1,6 +1,5 @@
 import Herald
-import HeraldArguments
-import HeraldWire
+import HeraldCommandLine
 
 /// `herald observe PATTERN... [--json] [--count N] [--timeout SECONDS] [--ready] [--overflow POLICY]
 /// [--reconnect] [--will NAME ...]`: prints notifications as they are posted.
@@ -64,7 +63,7 @@ struct ObserveCommand: Subcommand {
     var timeoutText: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        var patterns: [Pattern] = []
+        var patterns: [HeraldPattern] = []
         for text in arguments.positional("patterns") {
             patterns.append(try CommonOptions.pattern(text))
         }
@@ -81,11 +80,9 @@ struct ObserveCommand: Subcommand {
             includesRetained: true,
             socket: arguments.value("socket")
         )
-        switch try arguments.choice("overflow", of: ["drop-oldest", "coalesce", "disconnect"]) {
-        case "coalesce": observation.overflow = .coalesce
-        case "disconnect": observation.overflow = .disconnect
-        default: observation.overflow = .dropOldest
-        }
+        let policies = Herald.OverflowPolicy.allCases
+        let overflow = try arguments.choice("overflow", of: policies.map(\.description))
+        observation.overflow = overflow.flatMap(Herald.OverflowPolicy.init(parsing:)) ?? .dropOldest
         observation.reconnects = arguments.flag("reconnect")
         observation.will = try Self.will(arguments)
         timeoutText = arguments.value("timeout")

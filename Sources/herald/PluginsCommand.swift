@@ -1,5 +1,5 @@
 import Herald
-import HeraldArguments
+import HeraldCommandLine
 
 /// `herald plugins [--json]` and `herald plugins start|stop|restart NAME` / `herald plugins reload`: what heraldd's
 /// plugins are doing, and asking it to act on one.
@@ -67,9 +67,9 @@ struct PluginsCommand: Subcommand {
                 object["name"] = .string(name)
                 return String(decoding: JSONValue.encodeObject(object), as: UTF8.self)
             }
-            _ = StandardOutput.write("[" + objects.joined(separator: ",") + "]\n")
+            _ = Terminal.writeStdout("[" + objects.joined(separator: ",") + "]\n")
         } else {
-            _ = StandardOutput.write(Self.table(states))
+            _ = Terminal.writeStdout(Self.table(states))
         }
     }
 

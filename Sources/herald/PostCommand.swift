@@ -1,5 +1,5 @@
 import Herald
-import HeraldArguments
+import HeraldCommandLine
 
 /// `herald post NAME [KEY=VALUE ...] [--json JSON] [--retain]`: posts one notification and waits for the daemon to
 /// accept it.

@@ -1,5 +1,5 @@
 import Herald
-import HeraldArguments
+import HeraldCommandLine
 
 /// `herald status [--json]`: prints the daemon's counters.
 struct StatusCommand: Subcommand {
@@ -24,7 +24,7 @@ struct StatusCommand: Subcommand {
 
     func run() async throws(CommandFailure) {
         let status = try await Daemon.ask(socket: socket) { herald throws(HeraldError) in try await herald.status() }
-        StandardOutput.write(Self.report(status, socketPath: Daemon.socketPath(explicit: socket), json: json))
+        Terminal.writeStdout(Self.report(status, socketPath: Daemon.socketPath(explicit: socket), json: json))
     }
 
     /// The report: `key: value` lines with the values aligned, or one JSON object on one line.

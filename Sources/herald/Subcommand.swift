@@ -1,4 +1,4 @@
-import HeraldArguments
+import HeraldCommandLine
 
 /// One of `herald`'s subcommands: its spec, the values it took from the command line, and what it does.
 protocol Subcommand: Sendable {

@@ -1,5 +1,4 @@
-import HeraldArguments
-import HeraldWire
+import HeraldCommandLine
 
 /// `herald wait NAME [--timeout SECONDS] [--json] [--ready]`: waits for the next post to one name.
 struct WaitCommand: Subcommand {

@@ -30,29 +30,6 @@ enum DaemonProbe {
     }
 }
 
-extension WireClient {
-    /// Sends `count` posts to `name` without asking for ACKs, encoded into large writes, then a PING, and waits for
-    /// its ACK: every post has been processed when this returns.
-    func blast(_ count: Int, to name: String, payloadSize: Int = 16) throws {
-        var chunk: [UInt8] = []
-        chunk.reserveCapacity(1 << 16)
-        let frame = Frame.post(.init(name: name, payload: [UInt8](repeating: 0x61, count: payloadSize))).encoded()
-        for _ in 0..<count {
-            chunk += frame
-            if chunk.count > 60_000 {
-                try sendBytes(chunk)
-                chunk.removeAll(keepingCapacity: true)
-            }
-        }
-        try sendBytes(chunk)
-        try send(.ping(.init(request: 4242)))
-        while let frame = try receive() {
-            if case .ack(let ack) = frame, ack.request == 4242 { return }
-        }
-        throw TestFailure("the daemon closed the publisher's connection")
-    }
-}
-
 /// Runs blocking socket work on a thread of its own, off Swift's cooperative pool: on a 2-core machine the pool has
 /// two threads, and a test blocking one in read(2) for seconds starves every other test's continuations.
 ///

@@ -1,4 +1,5 @@
 import HeraldPosix
+import HeraldTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -15,7 +16,7 @@ import Darwin
 
     @Test func removesTheSocketItBound() throws {
         let directory = TemporaryDirectory()
-        let path = directory.appending("socket")
+        let path = directory.file("socket")
         let listener = try UnixSocket.listen(path: path)
         let file = try BoundSocketFile(boundAt: path)
         #expect(try file.remove())
@@ -25,7 +26,7 @@ import Darwin
 
     @Test func leavesASocketBoundInItsPlaceAlone() throws {
         let directory = TemporaryDirectory()
-        let path = directory.appending("socket")
+        let path = directory.file("socket")
         let first = try UnixSocket.listen(path: path)
         let file = try BoundSocketFile(boundAt: path)
         // Another process removed the file and bound its own socket at the same path.
@@ -39,23 +40,23 @@ import Darwin
 
     @Test func removesThroughItsDirectoryNotThroughAPathThatNowLeadsElsewhere() throws {
         let directory = TemporaryDirectory()
-        #expect(mkdir(directory.appending("d"), 0o700) == 0)
-        #expect(mkdir(directory.appending("e"), 0o700) == 0)
-        let ours = try UnixSocket.listen(path: directory.appending("d/socket"))
-        let file = try BoundSocketFile(boundAt: directory.appending("d/socket"))
-        let decoy = try UnixSocket.listen(path: directory.appending("e/socket"))
-        #expect(rename(directory.appending("d"), directory.appending("moved")) == 0)
-        #expect(symlink(directory.appending("e"), directory.appending("d")) == 0)
+        #expect(mkdir(directory.file("d"), 0o700) == 0)
+        #expect(mkdir(directory.file("e"), 0o700) == 0)
+        let ours = try UnixSocket.listen(path: directory.file("d/socket"))
+        let file = try BoundSocketFile(boundAt: directory.file("d/socket"))
+        let decoy = try UnixSocket.listen(path: directory.file("e/socket"))
+        #expect(rename(directory.file("d"), directory.file("moved")) == 0)
+        #expect(symlink(directory.file("e"), directory.file("d")) == 0)
         #expect(try file.remove())
-        #expect(exists(directory.appending("e/socket")))
-        #expect(!exists(directory.appending("moved/socket")))
+        #expect(exists(directory.file("e/socket")))
+        #expect(!exists(directory.file("moved/socket")))
         ours.close()
         decoy.close()
     }
 
     @Test func refusesAPathThatIsNotASocket() throws {
         let directory = TemporaryDirectory()
-        let path = directory.appending("plain")
+        let path = directory.file("plain")
         let descriptor = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
         #expect(descriptor >= 0)
         close(descriptor)

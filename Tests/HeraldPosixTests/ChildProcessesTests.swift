@@ -1,4 +1,5 @@
 import HeraldPosix
+import HeraldTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -134,7 +135,7 @@ struct FileSystemTests {
     @Test func listsAFolderSortedWithoutDotEntriesAndReadsStatusAndContents() throws {
         let directory = TemporaryDirectory()
         for name in ["b.plugin", "a.plugin", ".hidden"] {
-            let file = directory.appending(name)
+            let file = directory.file(name)
             let fd = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0o640)
             _ = write(fd, name, name.utf8.count)
             close(fd)

@@ -1,4 +1,6 @@
+import Foundation
 import HeraldPosix
+import HeraldTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -76,6 +78,45 @@ import Darwin
         #expect(try readBytes(reader) == bytes)
     }
 
+    @Test func writeAllThrowsWouldBlockOnAFullNonBlockingPipeUnlessAskedToWait() throws {
+        var fds: [Int32] = [-1, -1]
+        #expect(pipe(&fds) == 0)
+        let readEnd = FileDescriptor(owning: fds[0])
+        let writer = FileDescriptor(owning: fds[1])
+        try writer.setNonBlocking(true)
+        // Larger than a pipe's 64 KiB buffer, as a standard output inherited non-blocking may be given.
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let error = #expect(throws: SystemError.self) { try bytes.withUnsafeBytes { try writer.writeAll($0) } }
+        #expect(error?.errno == .wouldBlock)
+        // Empty the pipe of what that attempt wrote: a full pipe, less than all of it.
+        try readEnd.setNonBlocking(true)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var leftover = 0
+        while case .processed(let n) = try buffer.withUnsafeMutableBytes({ try readEnd.read(into: $0) }), n > 0 {
+            leftover += n
+        }
+        #expect(leftover > 0 && leftover < bytes.count)
+        try readEnd.setNonBlocking(false)
+        // The reader is a thread of its own, not a task: this test blocks a thread of the cooperative pool in
+        // writeAll, and on a 2-core machine another test may block the other one the same way.
+        let reader = readEnd.release()
+        let received = ReceivedBytes()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let fd = FileDescriptor(owning: reader)
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while case .processed(let n)? = try? chunk.withUnsafeMutableBytes({ try fd.read(into: $0) }), n > 0 {
+                received.bytes += chunk[..<n]
+            }
+            done.signal()
+        }
+        thread.start()
+        try bytes.withUnsafeBytes { try writer.writeAll($0, waitingWhenFull: true) }
+        writer.close()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(received.bytes == bytes)
+    }
+
     @Test func reportsWouldBlockOnAnEmptyNonBlockingSocket() throws {
         let pair = try UnixSocket.pair()
         try pair.second.setNonBlocking(true)
@@ -113,7 +154,7 @@ import Darwin
 
     @Test func shutdownOfAnUnconnectedSocketIsNotAnError() throws {
         let directory = TemporaryDirectory()
-        let listener = try UnixSocket.listen(path: directory.appending("s"))
+        let listener = try UnixSocket.listen(path: directory.file("s"))
         try listener.shutdown(read: true, write: true)
     }
 
@@ -138,4 +179,9 @@ import Darwin
         let credentials = try pair.first.peerCredentials()
         #expect(credentials == Credentials(pid: getpid(), uid: geteuid(), gid: getegid()))
     }
+}
+
+/// What a reader thread collected; read only after the thread signalled that it is done.
+private final class ReceivedBytes: @unchecked Sendable {
+    var bytes: [UInt8] = []
 }

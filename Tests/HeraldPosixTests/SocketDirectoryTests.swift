@@ -1,4 +1,5 @@
 import HeraldPosix
+import HeraldTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -20,23 +21,23 @@ import Darwin
         let directory = TemporaryDirectory()
         let previous = umask(0o022)
         defer { umask(previous) }
-        try SocketDirectory.prepare(forSocketAt: directory.appending("a/b/socket"))
-        #expect(mode(of: directory.appending("a")) == 0o700)
-        #expect(mode(of: directory.appending("a/b")) == 0o700)
-        #expect(mode(of: directory.appending("a/b/socket")) == nil)
+        try SocketDirectory.prepare(forSocketAt: directory.file("a/b/socket"))
+        #expect(mode(of: directory.file("a")) == 0o700)
+        #expect(mode(of: directory.file("a/b")) == 0o700)
+        #expect(mode(of: directory.file("a/b/socket")) == nil)
     }
 
     @Test func acceptsAnExistingPrivateDirectory() throws {
         let directory = TemporaryDirectory()
         #expect(chmod(directory.path, 0o700) == 0)
-        try SocketDirectory.prepare(forSocketAt: directory.appending("socket"))
+        try SocketDirectory.prepare(forSocketAt: directory.file("socket"))
     }
 
     @Test func refusesADirectoryOthersCanRead() throws {
         let directory = TemporaryDirectory()
         #expect(chmod(directory.path, 0o755) == 0)
         let error = #expect(throws: SocketDirectoryError.self) {
-            try SocketDirectory.prepare(forSocketAt: directory.appending("socket"))
+            try SocketDirectory.prepare(forSocketAt: directory.file("socket"))
         }
         #expect(error?.code == .wrongMode(mode: 0o755))
         #expect(
@@ -48,7 +49,7 @@ import Darwin
 
     @Test func refusesANonDirectoryInThePlaceOfTheDirectory() throws {
         let directory = TemporaryDirectory()
-        let file = directory.appending("file")
+        let file = directory.file("file")
         let fd = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
         #expect(fd >= 0)
         close(fd)
@@ -74,7 +75,7 @@ import Darwin
 
     @Test func removesAStaleSocket() throws {
         let directory = TemporaryDirectory()
-        let path = directory.appending("socket")
+        let path = directory.file("socket")
         let listener = try UnixSocket.listen(path: path)
         listener.close()
         try SocketDirectory.removeStaleSocket(at: path)
@@ -85,7 +86,7 @@ import Darwin
 
     @Test func refusesToRemoveARegularFile() throws {
         let directory = TemporaryDirectory()
-        let path = directory.appending("notes")
+        let path = directory.file("notes")
         let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
         #expect(fd >= 0)
         close(fd)

@@ -1,4 +1,5 @@
 import HeraldPosix
+import HeraldTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Darwin
 @Suite struct UnixSocketTests {
     @Test func acceptsAConnectionFromAClientAndCarriesBytesBothWays() throws {
         let directory = TemporaryDirectory()
-        let path = directory.appending("socket")
+        let path = directory.file("socket")
         let listener = try UnixSocket.listen(path: path)
         #expect(try UnixSocket.accept(listener) == nil)
 
@@ -33,14 +34,14 @@ import Darwin
 
     @Test func listeningSocketIsNonBlockingAndCloseOnExec() throws {
         let directory = TemporaryDirectory()
-        let listener = try UnixSocket.listen(path: directory.appending("socket"))
+        let listener = try UnixSocket.listen(path: directory.file("socket"))
         #expect(fcntl(listener.rawValue, F_GETFL) & O_NONBLOCK != 0)
         #expect(fcntl(listener.rawValue, F_GETFD) & FD_CLOEXEC != 0)
     }
 
     @Test func refusesAPathLongerThanSunPathAndNamesIt() throws {
         let directory = TemporaryDirectory()
-        let path = directory.appending(String(repeating: "x", count: 120))
+        let path = directory.file(String(repeating: "x", count: 120))
         let error = #expect(throws: SystemError.self) { _ = try UnixSocket.listen(path: path) }
         #expect(error?.errno == .nameTooLong)
         #expect(error?.operation.contains(path) == true)
@@ -59,7 +60,7 @@ import Darwin
 
     @Test func bindingATakenPathThrowsAddressInUse() throws {
         let directory = TemporaryDirectory()
-        let path = directory.appending("socket")
+        let path = directory.file("socket")
         let first = try UnixSocket.listen(path: path)
         let error = #expect(throws: SystemError.self) { _ = try UnixSocket.listen(path: path) }
         #expect(error?.errno == .addressInUse)
@@ -69,7 +70,7 @@ import Darwin
 
     @Test func connectingToNothingThrowsNoEntry() throws {
         let directory = TemporaryDirectory()
-        let path = directory.appending("absent")
+        let path = directory.file("absent")
         let error = #expect(throws: SystemError.self) { _ = try UnixSocket.connect(path: path) }
         #expect(error?.errno == .noEntry)
         #expect(error?.description.hasPrefix("cannot connect to \(path): ") == true)
@@ -77,7 +78,7 @@ import Darwin
 
     @Test func isAliveOnlyWhileSomeoneListens() throws {
         let directory = TemporaryDirectory()
-        let path = directory.appending("socket")
+        let path = directory.file("socket")
         #expect(!UnixSocket.isAlive(path: path))
         let listener = try UnixSocket.listen(path: path)
         #expect(UnixSocket.isAlive(path: path))

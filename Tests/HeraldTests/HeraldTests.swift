@@ -1,6 +1,7 @@
 import Foundation
 import Herald
 import HeraldTestSupport
+import HeraldWire
 import Testing
 
 /// Posting and observing through a real heraldd, between two connections of this process.
@@ -134,15 +135,19 @@ import Testing
             let observer = try await connect(daemon)
             let notifications = try await observer.notifications(matching: "forged.**")
             // A raw client sends HELLO and then a NOTIFY of its own making, with a made-up sender.
-            let forger = try RawClient(path: daemon.socketPath)
-            try forger.send(RawClient.hello)
-            let welcome = try forger.receiveFrame()
-            #expect(welcome.type == 0x81)
-            try forger.send(RawClient.forgedNotify(name: "forged.name", pid: 1, uid: 0, gid: 0))
+            let forger = try WireClient.ready(socketPath: daemon.socketPath, client: "raw")
+            try forger.send(
+                .notify(
+                    .init(sequence: 1, time: 0, pid: 1, uid: 0, gid: 0, name: "forged.name", payload: Array("{}".utf8))
+                )
+            )
             // The daemon answers ERROR UNKNOWN_FRAME_TYPE (3) and relays nothing.
-            let answer = try forger.receiveFrame()
-            #expect(answer.type == 0x85)
-            #expect(answer.errorCode == 3)
+            let answer = try forger.receive()
+            guard case .error(let error) = answer else {
+                Issue.record("expected ERROR, got \(String(describing: answer))")
+                return
+            }
+            #expect(error.code == .unknownFrameType)
             try await observer.flush()
             let poster = try await connect(daemon)
             try await poster.post("forged.real")

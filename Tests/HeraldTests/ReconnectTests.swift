@@ -93,9 +93,9 @@ struct ReliabilityFeatureTests {
             let observer = try await connect(daemon)
             let gone = try await observer.notifications(matching: "presence.*")
             // A raw client registers a will and vanishes without BYE, as a killed process would.
-            let client = try WireHelloClient(socketPath: daemon.socketPath)
+            let client = try WireClient.ready(socketPath: daemon.socketPath)
             try client.registerWill(name: "presence.alice", payload: #"{"state":"gone"}"#, delayMilliseconds: 100)
-            client.vanish()
+            try client.vanish()
             let taken = await collect(1, from: gone)
             #expect(taken.first?.name == "presence.alice")
             #expect(taken.first?.userInfo?["state"] == "gone")

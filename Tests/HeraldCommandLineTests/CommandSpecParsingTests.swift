@@ -1,4 +1,4 @@
-import HeraldArguments
+import HeraldCommandLine
 import Testing
 
 @Suite struct CommandSpecParsingTests {

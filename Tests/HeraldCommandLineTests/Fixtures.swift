@@ -1,4 +1,4 @@
-import HeraldArguments
+import HeraldCommandLine
 
 /// Specs shared by the tests, shaped like the commands the executables declare.
 enum Fixtures {
