@@ -19,8 +19,9 @@ extension Daemon {
                 // EMFILE, ENFILE, ENOBUFS, ENOMEM: stop watching the listener for a moment instead of spinning
                 // on a readiness we cannot act on.
                 logger.warning("cannot accept: \(error); pausing accepts for 100 ms")
-                try? epoll.remove(listener.descriptor.rawValue)
-                acceptResumesAt = SystemClock.monotonicNanoseconds() + Self.acceptPause
+                loop.deregister(listener.descriptor.rawValue)
+                acceptPaused = true
+                loop.schedule(.resumeAccepting, at: SystemClock.monotonicNanoseconds() + Self.acceptPause)
                 return
             }
             guard let descriptor = accepted else { return }
@@ -33,7 +34,7 @@ extension Daemon {
                 continue
             }
             do {
-                try epoll.add(fd, events: .readable, data: UInt64(fd))
+                try loop.register(fd, interest: .readable, handler: .connection(fd))
             } catch {
                 logger.warning("dropping connection \(fd): \(error)")
                 continue
@@ -45,12 +46,7 @@ extension Daemon {
                 )
             }
             acceptedCount += 1
-            let channel = Channel(
-                descriptor: descriptor,
-                credentials: credentials,
-                interest: .readable,
-                serial: acceptedCount
-            )
+            let channel = Channel(descriptor: descriptor, credentials: credentials, serial: acceptedCount)
             channels[Int(fd)] = channel
             decoders[Int(fd)] = FrameDecoder(role: .daemon, maxPayload: options.bounds.maxPayload)
             openChannels += 1
@@ -234,31 +230,30 @@ extension Daemon {
             return
         }
         let wantsInput = broker.wantsInput(id)
-        if wantsInput && decoders[Int(fd)].bufferedByteCount > 0 && !channel.interest.contains(.readable) {
+        if wantsInput && decoders[Int(fd)].bufferedByteCount > 0 && loop.interest(of: fd)?.contains(.readable) == false
+        {
             // Reading was paused with frames still buffered: resume them before new input.
             processFrames(fd)
         } else {
-            setInterest(of: channel, fd, readable: wantsInput, writable: hasOutput)
+            setInterest(fd, readable: wantsInput, writable: hasOutput)
         }
     }
 
     /// Registers exactly the events the connection needs now: readable while the broker wants its input,
     /// writable while output is queued. Level-triggered, so nothing is missed by asking late.
     mutating func updateInterest(_ fd: Int32) {
-        guard let channel = channels[Int(fd)] else { return }
+        guard channels[Int(fd)] != nil else { return }
         let id = ConnectionID(Int(fd))
-        setInterest(of: channel, fd, readable: broker.wantsInput(id), writable: broker.hasOutput(id))
+        setInterest(fd, readable: broker.wantsInput(id), writable: broker.hasOutput(id))
     }
 
     /// ``updateInterest(_:)`` for a channel already looked up, with what the broker said.
-    private mutating func setInterest(of channel: Channel, _ fd: Int32, readable: Bool, writable: Bool) {
+    private mutating func setInterest(_ fd: Int32, readable: Bool, writable: Bool) {
         var wanted: Epoll.Events = []
         if readable { wanted.insert(.readable) }
         if writable { wanted.insert(.writable) }
-        guard wanted != channel.interest else { return }
         do {
-            try epoll.modify(fd, events: wanted, data: UInt64(fd))
-            channel.interest = wanted
+            try loop.setInterest(wanted, for: fd)
         } catch {
             closeChannel(fd, reason: "cannot change its epoll interest: \(error)")
         }
@@ -266,21 +261,24 @@ extension Daemon {
 
     /// Stops reading the connection; it closes once its output is written, or at the close bound.
     mutating func beginClosing(_ fd: Int32) {
-        guard let channel = channels[Int(fd)], channel.closeDeadline == nil else { return }
-        channel.closeDeadline = SystemClock.monotonicNanoseconds() + Self.flushBound
-        closing.insert(fd)
+        guard let channel = channels[Int(fd)], !channel.isClosing else { return }
+        channel.isClosing = true
+        channel.closeTimer = loop.schedule(
+            .closeBound(fd: fd, serial: channel.serial),
+            at: SystemClock.monotonicNanoseconds() + Self.flushBound
+        )
         updateInterest(fd)
     }
 
     /// Forgets the connection in the broker, then closes its descriptor.
     mutating func closeChannel(_ fd: Int32, reason: String) {
         guard let channel = channels[Int(fd)] else { return }
-        try? epoll.remove(fd)
+        loop.deregister(fd)
         broker.connectionClosed(ConnectionID(Int(fd)), monotonicNow: SystemClock.monotonicNanoseconds())
         channels[Int(fd)] = nil
-        if channel.awaitingHello { incompleteChannels -= 1 }
+        if channel.awaitingHello { stopAwaitingHello(channel) }
+        if let timer = channel.closeTimer.take() { loop.cancel(timer) }
         decoders[Int(fd)] = FrameDecoder(role: .daemon)
-        closing.remove(fd)
         openChannels -= 1
         logger.debug("connection \(fd) (pid \(channel.credentials.pid)) closed: \(reason)")
         // The descriptor closes here, when the last reference to the channel goes.
