@@ -111,8 +111,6 @@ public struct Broker {
     @usableFromInline var dirty: [ConnectionID] = []
     /// Connections whose queue passed half its bound and has not drained below half since.
     @usableFromInline var urgent: [ConnectionID] = []
-    /// Reused for each post's matches, so matching allocates nothing once warm.
-    var matches: [ConnectionID] = []
     /// The memory of every queue's own buffer: what `--max-queued-bytes` bounds.
     public let accounting = OutputAccounting()
     /// Where a turn's live posts are encoded, once each, for every subscriber's queue to send from.
