@@ -2,7 +2,7 @@ import HeraldPosix
 import HeraldWire
 
 /// The I/O side of one client connection: its descriptor, its peer and whether it is closing; what the event loop
-/// watches it for is the loop's. What to send lives in the broker and its partial input in the daemon's `decoders`; a channel only
+/// watches it for is the loop's. What to send and its partial input live in the broker; a channel only
 /// moves bytes.
 final class Channel {
     let descriptor: FileDescriptor

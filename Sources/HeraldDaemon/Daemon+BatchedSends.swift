@@ -91,15 +91,15 @@ extension Daemon {
             let send = writer.sends[index]
             switch send.outcome {
             case .full:
-                finishFlush(send.fd)
+                writesDone(send.fd)
             case .wroteAll:
                 // More may be queued than one send offers; usually not, and then only the follow-up is left.
-                if broker.hasOutput(ConnectionID(Int(send.fd))) { flush(send.fd) } else { finishFlush(send.fd) }
+                if broker.hasOutput(ConnectionID(Int(send.fd))) { flush(send.fd) } else { writesDone(send.fd) }
             case .failed:
                 closeChannel(send.fd, reason: "write failed: \(failures[send.fd]!)")
             }
         }
-        for index in 0..<writer.idleCount { finishFlush(writer.idle[index]) }
+        for index in 0..<writer.idleCount { writesDone(writer.idle[index]) }
         return submitted
     }
 }

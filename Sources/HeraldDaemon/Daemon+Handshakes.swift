@@ -32,13 +32,6 @@ extension Daemon {
         )
     }
 
-    /// After the broker took some of a waiting connection's frames: stop counting it once its handshake is over
-    /// (answered with `WELCOME`, or failed and closing).
-    mutating func noteHandshake(_ channel: Channel, _ fd: Int32) {
-        guard channels[Int(fd)] === channel, !broker.isAwaitingHello(ConnectionID(Int(fd))) else { return }
-        stopAwaitingHello(channel)
-    }
-
     /// The handshake timer of the connection accepted as `serial` on `fd` fired: close it with `HELLO_TIMEOUT` if it
     /// is still waiting for its `HELLO`.
     mutating func helloTimedOut(_ fd: Int32, serial: UInt64) {

@@ -74,9 +74,10 @@ struct Daemon: ~Copyable {
     var socketFile: BoundSocketFile?
     var listener: Listener?
     var channels: [Channel?] = []
-    /// Each connection's partial input, by descriptor; apart from `channels` so the broker can be handed a
-    /// decoder's frames while both are mutable.
-    var decoders: [FrameDecoder] = []
+    /// What the broker asked for, reused by every event (``carryOutActions()``).
+    var actions: [BrokerAction] = []
+    /// Whether ``carryOutActions()`` is running.
+    var carryingOut = false
     var openChannels = 0
     /// Whether accepting is paused after running out of descriptors.
     var acceptPaused = false
@@ -90,15 +91,13 @@ struct Daemon: ~Copyable {
     var refusingIncomplete = false
     /// Reused each turn for the connections with new output.
     var dirty: [ConnectionID] = []
-    /// Reused for connections whose queue passed half its bound mid-batch.
-    var urgentScratch: [ConnectionID] = []
     /// What relieving `--max-queued-bytes` did since it was last logged.
     var reliefLog = GlobalBoundLog()
     var shutdownDeadline: UInt64?
     /// Set when the plugins did not exit within their bound after shutdown: the loop ends anyway.
     var abandonPlugins = false
-    /// The timer set for the broker's next will, and its deadline.
-    var willTimer: (id: TimerID, deadline: UInt64)?
+    /// The timer set for the broker's next will (``BrokerAction/wakeAt(_:)``).
+    var willTimer: TimerID?
     /// Frames handed to the broker since the last round of writes.
     var framesThisTurn = 0
     /// The frames the last turn handled, for ``waitForEvents()``.
@@ -248,14 +247,12 @@ struct Daemon: ~Copyable {
                 rounds += 1
             }
             pluginRequestsAndSubscriptions()
+            carryOutActions()
             framesLastTurn = framesThisTurn
             framesThisTurn = 0
-            broker.takeDirty(into: &dirty)
-            flush(dirty)
-            dirty.removeAll(keepingCapacity: true)
-            broker.endTurn()
-            if broker.isOverGlobalBound { relieveGlobalBound() }
-            if broker.hasPendingWills { scheduleWills() }
+            writeTurnOutput()
+            broker.turnEnded(into: &actions)
+            carryOutActions()
             if shutdownDeadline != nil && openChannels == 0 && plugins.shutdownComplete || abandonPlugins { break }
         }
         logger.notice("stopped")
@@ -317,6 +314,7 @@ struct Daemon: ~Copyable {
             case .wakeup:
                 break
             }
+            carryOutActions()
         }
     }
 
@@ -374,11 +372,16 @@ struct Daemon: ~Copyable {
         }
     }
 
-    /// Keeps one timer at the broker's earliest pending will.
-    private mutating func scheduleWills() {
-        guard let due = broker.nextWillDeadline, due != willTimer?.deadline else { return }
-        if let willTimer { loop.cancel(willTimer.id) }
-        willTimer = (loop.schedule(.wills, at: due), due)
+    /// Writes every connection with new output this turn, in batches where the loop has a ``SendBatcher``.
+    private mutating func writeTurnOutput() {
+        broker.turnEnding(into: &actions)
+        for action in actions {
+            if case .write(let id) = action { dirty.append(id) }
+        }
+        actions.removeAll(keepingCapacity: true)
+        flush(dirty)
+        dirty.removeAll(keepingCapacity: true)
+        carryOutActions()
     }
 
     private mutating func signalArrived(_ signal: Int32) {
