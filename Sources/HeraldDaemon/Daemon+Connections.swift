@@ -96,7 +96,8 @@ extension Daemon {
     /// buffer. Called after each event handed to the broker; a call while actions are being carried out returns at
     /// once, as the outer call reaches what was appended.
     mutating func carryOutActions() {
-        guard !carryingOut else { return }
+        // Most events leave nothing to do; emptying even an empty buffer of a non-trivial enum is a generic call.
+        guard !carryingOut, !actions.isEmpty else { return }
         carryingOut = true
         var index = 0
         while index < actions.count {
