@@ -163,6 +163,16 @@ extension Broker {
     @inline(__always)
     private mutating func frameHandled(_ id: ConnectionID, _ action: Action, into actions: inout [BrokerAction]) -> Bool
     {
+        if !subscribedPatterns.isEmpty {
+            for pattern in subscribedPatterns { actions.append(.subscribed(pattern)) }
+            subscribedPatterns.removeAll(keepingCapacity: true)
+        }
+        if !pluginRequests.isEmpty {
+            for request in pluginRequests { actions.append(.pluginRequest(request)) }
+            pluginRequests.removeAll(keepingCapacity: true)
+            // Its answer goes before whatever the connection sent next.
+            return false
+        }
         if action == .closeAfterFlush {
             actions.append(.closeAfterFlush(id))
             return false

@@ -5,7 +5,7 @@ public import HeraldWire
 ///
 /// The owner does all I/O; the broker only decides. A connection named here may have been closed by an earlier
 /// action of the same buffer: the owner skips those.
-public enum BrokerAction: Hashable, Sendable {
+public enum BrokerAction: Equatable, Sendable {
     /// Write the connection's pending output now, before the next read: its queue passed half its bound while
     /// frames were handled, and the socket buffer is the first place output should wait. (At the end of a turn
     /// ``Broker/turnEnding(into:)`` asks the same for every connection with new output.)
@@ -27,6 +27,11 @@ public enum BrokerAction: Hashable, Sendable {
     /// The queued output of all connections passed `maxQueuedBytes` and was shed: `dropped` live frames, and
     /// `disconnected` connections (each also in a ``closeAfterFlush(_:)``). For the log.
     case shedOutput(dropped: Int, disconnected: Int)
+    /// A `PLUGIN` request for the owner's supervisor: answer it with ``Broker/answer(_:error:)`` before the
+    /// connection's next frames, which wait (a ``readAgain(_:)`` follows when there are any).
+    case pluginRequest(Broker.PluginRequest)
+    /// A subscription to `pattern` began, while ``Broker/reportsSubscriptions`` is on: a plugin may await it.
+    case subscribed(Pattern)
     /// Call ``Broker/postDueWills(monotonicNow:realtimeNow:)`` at this monotonic time: the earliest pending will
     /// changed. Replaces any wake-up asked for before.
     case wakeAt(UInt64)

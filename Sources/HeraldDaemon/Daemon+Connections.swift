@@ -129,6 +129,10 @@ extension Daemon {
             logger.info("connection \(id.rawValue) (pid \(pid)) broke the protocol: \(error)")
         case .shedOutput(let dropped, let disconnected):
             noteShedOutput(dropped: dropped, disconnected: disconnected)
+        case .pluginRequest(let request):
+            answerPluginRequest(request)
+        case .subscribed(let pattern):
+            subscribed(pattern)
         case .wakeAt(let deadline):
             if let willTimer { loop.cancel(willTimer) }
             willTimer = loop.schedule(.wills, at: deadline)

@@ -89,19 +89,17 @@ extension Daemon {
         )
     }
 
-    /// Hands the turn's `PLUGIN` requests and new subscriptions to the supervisor, and answers the requests.
-    mutating func pluginRequestsAndSubscriptions() {
-        for request in broker.takePluginRequests() {
-            let error = pluginRequest(request.frame)
-            if broker.answer(request, error: error) == .closeAfterFlush {
-                beginClosing(Int32(request.connection.rawValue))
-            }
+    /// Carries out a `PLUGIN` request (``BrokerAction/pluginRequest(_:)``) and answers it.
+    mutating func answerPluginRequest(_ request: Broker.PluginRequest) {
+        let error = pluginRequest(request.frame)
+        if broker.answer(request, error: error) == .closeAfterFlush {
+            beginClosing(Int32(request.connection.rawValue))
         }
-        if broker.reportsSubscriptions {
-            for pattern in broker.takeSubscribedPatterns() {
-                carryOut(plugins.supervisor.subscribed(pattern, now: pluginNow))
-            }
-        }
+    }
+
+    /// A subscription began while the supervisor awaits some (``BrokerAction/subscribed(_:)``).
+    mutating func subscribed(_ pattern: Pattern) {
+        carryOut(plugins.supervisor.subscribed(pattern, now: pluginNow))
     }
 
     /// Carries out one `PLUGIN` request.

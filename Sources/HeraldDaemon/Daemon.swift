@@ -246,8 +246,6 @@ struct Daemon: ~Copyable {
                 handleEvents(more)
                 rounds += 1
             }
-            pluginRequestsAndSubscriptions()
-            carryOutActions()
             framesLastTurn = framesThisTurn
             framesThisTurn = 0
             writeTurnOutput()

@@ -172,4 +172,35 @@ struct BrokerActionsTests {
         broker.turnEnded(into: &actions)
         #expect(actions.isEmpty)
     }
+
+    @Test func aPluginRequestIsHandedOverAndAnsweredBeforeTheFramesAfterIt() {
+        var broker = makeBroker()
+        let id = open(1, &broker)
+        _ = read(hello(), on: id, &broker)
+        _ = writeAll(id, &broker)
+        let plugin = Frame.Plugin(request: 5, action: .restart, name: "session")
+        let bytes = Frame.plugin(plugin).encoded() + Frame.ping(.init(request: 6)).encoded()
+        let actions = read(bytes, on: id, &broker)
+        guard case .pluginRequest(let request) = actions.first else {
+            Issue.record("no PLUGIN request handed over: \(actions)")
+            return
+        }
+        #expect(request.connection == id && request.frame == plugin)
+        #expect(Array(actions.dropFirst()) == [.readAgain(id)])
+        #expect(broker.answer(request, error: nil) == .none)
+        var more: [BrokerAction] = []
+        #expect(broker.readBuffered(on: id, now: 1_000, into: &more) == 1)
+        #expect(more == [.watch(id, reading: true, writing: true)])
+        // The answer went out before the PING's ACK: in the order of the requests.
+        var frames: [Frame] = []
+        var decoder = FrameDecoder(role: .client)
+        while broker.hasOutput(id) {
+            broker.pendingOutput(for: id, maxChunks: 64) { decoder.append($0) }
+            var count = 0
+            broker.pendingOutput(for: id, maxChunks: 64) { count += $0.count }
+            broker.didWrite(count, to: id)
+        }
+        while let frame = try! decoder.next() { frames.append(frame) }
+        #expect(frames == [.ack(.init(request: 5, sequence: 0)), .ack(.init(request: 6, sequence: 0))])
+    }
 }
