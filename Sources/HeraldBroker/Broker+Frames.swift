@@ -214,37 +214,16 @@ extension Broker {
 
     /// A `POST` read in place by the decoder (`FrameDecoder.withNextFrame`): the daemon's common case.
     ///
-    /// A live post to a plain name is routed and its `NOTIFY` encoded straight from the decoder's bytes
-    /// into the arena; anything that needs more (a retained value, a monitor's refusal, a reserved name, a
-    /// lowered name limit, a connection not yet ready) goes through `frameReceived` as a `Frame`.
+    /// A live post to a plain name goes straight from the decoder's bytes to ``route(name:payload:sender:now:)``;
+    /// anything that needs more (a retained value, a monitor's refusal, a reserved name, a lowered name limit, a
+    /// connection not yet ready) is checked by `frameReceived` as a `Frame` first, and then takes the same route.
     public mutating func postReceived(_ post: PostView, from id: ConnectionID, now: UInt64) -> Action {
         guard mailboxes[id.rawValue].phase == .ready, !post.retain, !mailboxes[id.rawValue].isMonitor,
             configuration.bounds.maxNameBytes >= post.name.count, !post.isReservedName
         else {
             return frameReceived(.post(post.post), from: id, now: now)
         }
-        lastSequence += 1
-        posted += 1
-        let sequence = lastSequence
-        let found = index.matches(ofName: post.name)
-        if !found.isEmpty {
-            let size = Frame.Notify.encodedSize(nameCount: post.name.count, payloadCount: post.payload.count)
-            if arenaUsed + size > arena.capacity { endTurn() }
-            let offset = arenaUsed
-            let sender = mailboxes[id.rawValue].sender
-            Frame.Notify.encodeLive(
-                sequence: sequence,
-                time: now,
-                pid: sender.pid,
-                uid: sender.uid,
-                gid: sender.gid,
-                name: post.name,
-                payload: post.payload,
-                to: arena.base + offset
-            )
-            arenaUsed += size
-            deliver(arenaOffset: offset, size: size, sequence: sequence, to: found)
-        }
+        let sequence = route(name: post.name, payload: post.payload, sender: mailboxes[id.rawValue].sender, now: now)
         // As in handlePost: the poster's own queue may have overflowed under DISCONNECT.
         if isClosing(id) { return .closeAfterFlush }
         if post.request != 0 {
@@ -253,27 +232,67 @@ extension Broker {
         return .none
     }
 
-    /// Assigns the next sequence number, stores or clears the retained value, and delivers.
+    /// Stores or clears the retained value when `retain` is set, then posts on the one route every post takes
+    /// (``route(name:payload:sender:now:)``).
     ///
     /// - Returns: The post's sequence number.
     @discardableResult
     mutating func post(name: String, payload: [UInt8], retain: Bool, sender: Sender, now: UInt64) -> UInt64 {
+        if retain {
+            // Stored before it is routed, as a subscriber being replayed to reads the retained values meanwhile.
+            store(
+                Frame.Notify(
+                    sequence: lastSequence + 1,
+                    time: now,
+                    pid: sender.pid,
+                    uid: sender.uid,
+                    gid: sender.gid,
+                    name: name,
+                    payload: payload
+                )
+            )
+        }
+        var name = name
+        return name.withUTF8 { nameBytes in
+            payload.withUnsafeBytes { payloadBytes in
+                route(name: UnsafeRawBufferPointer(nameBytes), payload: payloadBytes, sender: sender, now: now)
+            }
+        }
+    }
+
+    /// The one route of every post, whoever made it (a client's `POST` read in place or decoded, a will, the
+    /// daemon's own): assigns the next sequence number, finds the subscribers by the name's bytes, encodes the live
+    /// `NOTIFY` once into the arena and queues it to each of them.
+    ///
+    /// - Returns: The post's sequence number.
+    mutating func route(
+        name: UnsafeRawBufferPointer,
+        payload: UnsafeRawBufferPointer,
+        sender: Sender,
+        now: UInt64
+    ) -> UInt64 {
         lastSequence += 1
         posted += 1
-        let notify = Frame.Notify(
-            sequence: lastSequence,
-            time: now,
-            pid: sender.pid,
-            uid: sender.uid,
-            gid: sender.gid,
-            name: name,
-            payload: payload
-        )
-        if retain {
-            store(notify)
+        let sequence = lastSequence
+        let found = index.matches(ofName: name)
+        if !found.isEmpty {
+            let size = Frame.Notify.encodedSize(nameCount: name.count, payloadCount: payload.count)
+            if arenaUsed + size > arena.capacity { endTurn() }
+            let offset = arenaUsed
+            Frame.Notify.encodeLive(
+                sequence: sequence,
+                time: now,
+                pid: sender.pid,
+                uid: sender.uid,
+                gid: sender.gid,
+                name: name,
+                payload: payload,
+                to: arena.base + offset
+            )
+            arenaUsed += size
+            deliver(arenaOffset: offset, size: size, sequence: sequence, to: found)
         }
-        deliver(notify)
-        return lastSequence
+        return sequence
     }
 
     /// What a retained value is charged against `maxRetainedBytes`: its name and payload.
@@ -305,25 +324,6 @@ extension Broker {
         }
         let values = retained
         retainedLog.compact(current: values.count) { values[$0.name]?.notify.sequence == $0.sequence }
-    }
-
-    /// Queues one live post to every connection with a matching subscription, once per connection,
-    /// from bytes encoded once into the broker's scratch memory and copied into each queue.
-    private mutating func deliver(_ notify: Frame.Notify) {
-        var found: [ConnectionID] = []
-        swap(&found, &matches)
-        index.forEachMatch(of: notify.name) { found.append($0) }
-        if !found.isEmpty {
-            let frame = Frame.notify(notify)
-            let size = frame.encodedSize
-            if arenaUsed + size > arena.capacity { endTurn() }
-            let offset = arenaUsed
-            frame.encode(to: UnsafeMutableRawBufferPointer(start: arena.base + offset, count: size))
-            arenaUsed += size
-            deliver(arenaOffset: offset, size: size, sequence: notify.sequence, to: found)
-        }
-        found.removeAll(keepingCapacity: true)
-        swap(&found, &matches)
     }
 
     /// Queues the live `NOTIFY` encoded at `offset` in the arena to each of `ids`.

@@ -28,6 +28,10 @@ extension Broker {
         /// Who is at the other end: what a post from here is stamped with. Here rather than in `Connection`, so
         /// that the per-post path reads only the mailbox.
         var sender = Sender(pid: 0, uid: 0, gid: 0)
+        /// What the owner was last told to watch the connection for (``BrokerAction/watch(_:reading:writing:)``);
+        /// a connection starts watched for reading only.
+        var watchesReading = true
+        var watchesWriting = false
 
         init(queueLimit: Int, accounting: OutputAccounting, arena: FrameArena) {
             queue = OutboundQueue(limit: queueLimit, accounting: accounting, arena: arena)

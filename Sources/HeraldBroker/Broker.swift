@@ -3,10 +3,12 @@ public import HeraldWire
 /// The daemon's decisions, as a state machine with no I/O: connections and their handshake,
 /// subscriptions and matching, retained values, wills, and each connection's bounded outgoing queue.
 ///
-/// Its owner feeds it events (`connectionOpened`, `frameReceived`, `inputFailed`,
-/// `connectionClosed`, `willsDue`, `shutDown`) and acts on what it returns and on `takeDirty`: write
-/// the pending output of the connections named, close a connection once its output is written. The
-/// broker reads no clock (the owner passes the time) and never blocks.
+/// An event loop feeds it events as they happen (Broker+Events.swift: `connectionOpened`, `bytesRead`,
+/// `writesDone`, `turnEnding`, `turnEnded`, and `connectionClosed`, `postDueWills`, `shutDown`), and each appends
+/// what the owner must do into the owner's reused buffer of ``BrokerAction``s: write a connection, watch it for
+/// reading or writing, close it after its output or now, wake at a time. The per-frame events (`frameReceived`,
+/// `received`, `receiveNext`) return the frame's ``Action`` for owners that decode themselves, as the tests and the
+/// fuzzer do. The broker reads no clock (the owner passes the time) and never blocks.
 public struct Broker {
     /// The daemon's limits and identity.
     public struct Configuration: Sendable {
@@ -111,8 +113,6 @@ public struct Broker {
     @usableFromInline var dirty: [ConnectionID] = []
     /// Connections whose queue passed half its bound and has not drained below half since.
     @usableFromInline var urgent: [ConnectionID] = []
-    /// Reused for each post's matches, so matching allocates nothing once warm.
-    var matches: [ConnectionID] = []
     /// The memory of every queue's own buffer: what `--max-queued-bytes` bounds.
     public let accounting = OutputAccounting()
     /// Where a turn's live posts are encoded, once each, for every subscriber's queue to send from.
@@ -136,6 +136,10 @@ public struct Broker {
     /// Whether the daemon wants to hear of new subscriptions: it does while a plugin waits for one to start.
     public var reportsSubscriptions = false
     var isShuttingDown = false
+    /// Each connection's partial input, indexed like `mailboxes` (``bytesRead(_:on:now:into:)``).
+    var decoders: [FrameDecoder] = []
+    /// The will deadline last announced with ``BrokerAction/wakeAt(_:)``.
+    var announcedWillDeadline: UInt64?
 
     /// Creates a broker with no connections.
     public init(configuration: Configuration) {
@@ -157,7 +161,13 @@ public struct Broker {
                 )
             )
         }
+        if id.rawValue >= decoders.count {
+            decoders.append(
+                contentsOf: repeatElement(FrameDecoder(role: .daemon), count: id.rawValue + 1 - decoders.count)
+            )
+        }
         precondition(connections[id.rawValue] == nil, "connection \(id) opened twice")
+        decoders[id.rawValue] = FrameDecoder(role: .daemon, maxPayload: configuration.bounds.maxPayload)
         connections[id.rawValue] = Connection()
         mailboxes[id.rawValue].phase = .awaitingHello
         mailboxes[id.rawValue].sender = sender
@@ -209,6 +219,7 @@ public struct Broker {
             arena: arena
         )
         connections[id.rawValue] = nil
+        decoders[id.rawValue] = FrameDecoder(role: .daemon)
         openConnections -= 1
         connectionsByUID[sender.uid] = connectionsByUID[sender.uid]! > 1 ? connectionsByUID[sender.uid]! - 1 : nil
         if let will = connection.will {

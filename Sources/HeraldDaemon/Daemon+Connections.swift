@@ -19,8 +19,9 @@ extension Daemon {
                 // EMFILE, ENFILE, ENOBUFS, ENOMEM: stop watching the listener for a moment instead of spinning
                 // on a readiness we cannot act on.
                 logger.warning("cannot accept: \(error); pausing accepts for 100 ms")
-                try? epoll.remove(listener.descriptor.rawValue)
-                acceptResumesAt = SystemClock.monotonicNanoseconds() + Self.acceptPause
+                loop.deregister(listener.descriptor.rawValue)
+                acceptPaused = true
+                loop.schedule(.resumeAccepting, at: SystemClock.monotonicNanoseconds() + Self.acceptPause)
                 return
             }
             guard let descriptor = accepted else { return }
@@ -33,26 +34,17 @@ extension Daemon {
                 continue
             }
             do {
-                try epoll.add(fd, events: .readable, data: UInt64(fd))
+                try loop.register(fd, interest: .readable, handler: .connection(fd))
             } catch {
                 logger.warning("dropping connection \(fd): \(error)")
                 continue
             }
             if Int(fd) >= channels.count {
                 channels.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - channels.count))
-                decoders.append(
-                    contentsOf: repeatElement(FrameDecoder(role: .daemon), count: Int(fd) + 1 - decoders.count)
-                )
             }
             acceptedCount += 1
-            let channel = Channel(
-                descriptor: descriptor,
-                credentials: credentials,
-                interest: .readable,
-                serial: acceptedCount
-            )
+            let channel = Channel(descriptor: descriptor, credentials: credentials, serial: acceptedCount)
             channels[Int(fd)] = channel
-            decoders[Int(fd)] = FrameDecoder(role: .daemon, maxPayload: options.bounds.maxPayload)
             openChannels += 1
             if let plugin = plugins.supervisor.plugin(withPID: credentials.pid) {
                 // By the kernel's pid, not by anything the plugin says: being a plugin gives it no other rights.
@@ -61,24 +53,23 @@ extension Daemon {
                 logger.debug("connection \(fd) from pid \(credentials.pid) uid \(credentials.uid)")
             }
             let sender = Sender(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
-            if broker.connectionOpened(ConnectionID(Int(fd)), sender: sender) == .closeAfterFlush {
+            let before = actions.count
+            broker.connectionOpened(ConnectionID(Int(fd)), sender: sender, into: &actions)
+            if actions.count > before {
                 logger.warning(
                     "refused pid \(credentials.pid) uid \(credentials.uid): not this daemon's user, or over its limit"
                 )
-                beginClosing(fd)
             } else {
                 awaitHello(channel, fd)
             }
         }
     }
 
-    /// Reads once from a readable connection and hands every whole frame to the broker.
+    /// Reads once from a readable connection and hands the bytes to the broker.
     mutating func readChannel(_ fd: Int32) {
-        guard let channel = channels[Int(fd)] else { return }
-        guard broker.wantsInput(ConnectionID(Int(fd))) else {
-            updateInterest(fd)
-            return
-        }
+        // A report from before the broker paused the connection's input (its reading stops with this turn's
+        // actions) must not read more into its decoder.
+        guard let channel = channels[Int(fd)], broker.wantsInput(ConnectionID(Int(fd))) else { return }
         let result: IOResult<Int>
         do {
             result = try channel.descriptor.read(into: readBuffer)
@@ -92,96 +83,60 @@ extension Daemon {
         case .processed(0):
             closeChannel(fd, reason: "closed by the client")
         case .processed(let count):
-            let chunk = UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])
-            if decoders[Int(fd)].bufferedByteCount == 0 {
-                processFrames(fd, inPlace: chunk)
-            } else {
-                decoders[Int(fd)].append(chunk)
-                processFrames(fd)
-            }
+            framesThisTurn += broker.bytesRead(
+                UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]),
+                on: ConnectionID(Int(fd)),
+                now: SystemClock.realtimeNanoseconds(),
+                into: &actions
+            )
         }
     }
 
-    /// Feeds the whole frames of a read to the broker where they lie in the read buffer, while it wants them;
-    /// only what is left (a frame's beginning, or frames the broker does not want yet) is copied into the
-    /// connection's decoder. Copying every read first was ~100 instructions a post (callgrind, named).
-    mutating func processFrames(_ fd: Int32, inPlace chunk: UnsafeRawBufferPointer) {
-        guard let channel = channels[Int(fd)] else { return }
-        let id = ConnectionID(Int(fd))
-        let now = SystemClock.realtimeNanoseconds()
-        let scanner = decoders[Int(fd)].scanner
-        var offset = 0
-        while broker.wantsInput(id) {
-            let rest = UnsafeRawBufferPointer(rebasing: chunk[offset...])
-            do {
-                guard let size = try scanner.frameSize(atStartOf: rest), size <= rest.count else { break }
-                let action = try FrameDecoder.withFrame(
-                    UnsafeRawBufferPointer(rebasing: rest[..<size]),
-                    role: .daemon,
-                    maxPayload: options.bounds.maxPayload
-                ) { broker.received($0, from: id, now: now) }
-                offset += size
-                framesThisTurn += 1
-                guard continueReading(fd, after: action) else { break }
-            } catch {
-                protocolViolation(error, on: fd, pid: channel.credentials.pid)
-                // Nothing after a violation is read.
-                offset = chunk.count
-                break
-            }
+    /// Carries out the broker's actions in order, including those that carrying them out appends, then empties the
+    /// buffer. Called after each event handed to the broker; a call while actions are being carried out returns at
+    /// once, as the outer call reaches what was appended.
+    mutating func carryOutActions() {
+        // Most events leave nothing to do; emptying even an empty buffer of a non-trivial enum is a generic call.
+        guard !carryingOut, !actions.isEmpty else { return }
+        carryingOut = true
+        var index = 0
+        while index < actions.count {
+            let action = actions[index]
+            index += 1
+            carryOut(action)
         }
-        if offset < chunk.count && channels[Int(fd)] === channel {
-            decoders[Int(fd)].append(UnsafeRawBufferPointer(rebasing: chunk[offset...]))
-        }
-        if channel.awaitingHello { noteHandshake(channel, fd) }
-        updateInterest(fd)
+        actions.removeAll(keepingCapacity: true)
+        carryingOut = false
     }
 
-    /// Feeds the channel's buffered frames to the broker while it wants them.
-    mutating func processFrames(_ fd: Int32) {
-        guard let channel = channels[Int(fd)] else { return }
-        let id = ConnectionID(Int(fd))
-        let now = SystemClock.realtimeNanoseconds()
-        while broker.wantsInput(id) {
-            do {
-                guard let action = try broker.receiveNext(from: &decoders[Int(fd)], on: id, now: now) else { break }
-                framesThisTurn += 1
-                guard continueReading(fd, after: action) else { break }
-            } catch {
-                protocolViolation(error, on: fd, pid: channel.credentials.pid)
-                break
-            }
+    private mutating func carryOut(_ action: BrokerAction) {
+        switch action {
+        case .write(let id):
+            flush(Int32(id.rawValue))
+        case .closeAfterFlush(let id):
+            beginClosing(Int32(id.rawValue))
+        case .close(let id):
+            closeChannel(Int32(id.rawValue), reason: "closed after its last frame")
+        case .watch(let id, let reading, let writing):
+            setInterest(Int32(id.rawValue), readable: reading, writable: writing)
+        case .readAgain(let id):
+            guard channels[id.rawValue] != nil else { return }
+            framesThisTurn += broker.readBuffered(on: id, now: SystemClock.realtimeNanoseconds(), into: &actions)
+        case .handshakeEnded(let id):
+            if let channel = channels[id.rawValue], channel.awaitingHello { stopAwaitingHello(channel) }
+        case .protocolViolation(let id, let error):
+            let pid = channels[id.rawValue]?.credentials.pid ?? 0
+            logger.info("connection \(id.rawValue) (pid \(pid)) broke the protocol: \(error)")
+        case .shedOutput(let dropped, let disconnected):
+            noteShedOutput(dropped: dropped, disconnected: disconnected)
+        case .pluginRequest(let request):
+            answerPluginRequest(request)
+        case .subscribed(let pattern):
+            subscribed(pattern)
+        case .wakeAt(let deadline):
+            if let willTimer { loop.cancel(willTimer) }
+            willTimer = loop.schedule(.wills, at: deadline)
         }
-        if channel.awaitingHello { noteHandshake(channel, fd) }
-        updateInterest(fd)
-    }
-
-    /// What the loop does after the broker took one of `fd`'s frames.
-    ///
-    /// - Returns: Whether to go on reading this connection's frames now: not once it is closing.
-    private mutating func continueReading(_ fd: Int32, after action: Broker.Action) -> Bool {
-        if action == .closeAfterFlush {
-            beginClosing(fd)
-            return false
-        }
-        if broker.hasUrgentOutput { flushUrgent() }
-        if broker.isOverGlobalBound { relieveGlobalBound() }
-        return true
-    }
-
-    /// `fd` broke the protocol: the broker queues the `ERROR`, and the connection closes once it is written.
-    private mutating func protocolViolation(_ error: WireError, on fd: Int32, pid: Int32) {
-        logger.info("connection \(fd) (pid \(pid)) broke the protocol: \(error)")
-        _ = broker.inputFailed(error, on: ConnectionID(Int(fd)))
-        beginClosing(fd)
-    }
-
-    /// Writes the connections whose queues passed half their bound, mid-batch: the kernel's socket buffer
-    /// is the first place output should wait, and the queue drops only once that is full too.
-    mutating func flushUrgent() {
-        broker.takeUrgent(into: &urgentScratch)
-        for id in urgentScratch { flush(Int32(id.rawValue)) }
-        urgentScratch.removeAll(keepingCapacity: true)
     }
 
     /// Writes the connection's queued frames until they are gone or the socket is full.
@@ -220,45 +175,25 @@ extension Daemon {
                 return
             }
         }
-        finishFlush(fd)
+        writesDone(fd)
     }
 
-    /// What follows a connection's writes: closing it once a closing connection's output is out, resuming input
-    /// that was paused for it, or registering the events it now waits for.
-    mutating func finishFlush(_ fd: Int32) {
-        guard let channel = channels[Int(fd)] else { return }
-        let id = ConnectionID(Int(fd))
-        let hasOutput = broker.hasOutput(id)
-        if !hasOutput && broker.isClosing(id) {
-            closeChannel(fd, reason: "closed after its last frame")
-            return
-        }
-        let wantsInput = broker.wantsInput(id)
-        if wantsInput && decoders[Int(fd)].bufferedByteCount > 0 && !channel.interest.contains(.readable) {
-            // Reading was paused with frames still buffered: resume them before new input.
-            processFrames(fd)
-        } else {
-            setInterest(of: channel, fd, readable: wantsInput, writable: hasOutput)
-        }
+    /// Tells the broker the connection's writes are done for now; it says what follows (close, resume input, what to
+    /// watch).
+    mutating func writesDone(_ fd: Int32) {
+        guard channels[Int(fd)] != nil else { return }
+        broker.writesDone(on: ConnectionID(Int(fd)), now: SystemClock.realtimeNanoseconds(), into: &actions)
     }
 
-    /// Registers exactly the events the connection needs now: readable while the broker wants its input,
-    /// writable while output is queued. Level-triggered, so nothing is missed by asking late.
-    mutating func updateInterest(_ fd: Int32) {
-        guard let channel = channels[Int(fd)] else { return }
-        let id = ConnectionID(Int(fd))
-        setInterest(of: channel, fd, readable: broker.wantsInput(id), writable: broker.hasOutput(id))
-    }
-
-    /// ``updateInterest(_:)`` for a channel already looked up, with what the broker said.
-    private mutating func setInterest(of channel: Channel, _ fd: Int32, readable: Bool, writable: Bool) {
+    /// Registers exactly the events the broker asked the connection to be watched for. Level-triggered, so nothing
+    /// is missed by asking late.
+    private mutating func setInterest(_ fd: Int32, readable: Bool, writable: Bool) {
+        guard channels[Int(fd)] != nil else { return }
         var wanted: Epoll.Events = []
         if readable { wanted.insert(.readable) }
         if writable { wanted.insert(.writable) }
-        guard wanted != channel.interest else { return }
         do {
-            try epoll.modify(fd, events: wanted, data: UInt64(fd))
-            channel.interest = wanted
+            try loop.setInterest(wanted, for: fd)
         } catch {
             closeChannel(fd, reason: "cannot change its epoll interest: \(error)")
         }
@@ -266,21 +201,23 @@ extension Daemon {
 
     /// Stops reading the connection; it closes once its output is written, or at the close bound.
     mutating func beginClosing(_ fd: Int32) {
-        guard let channel = channels[Int(fd)], channel.closeDeadline == nil else { return }
-        channel.closeDeadline = SystemClock.monotonicNanoseconds() + Self.flushBound
-        closing.insert(fd)
-        updateInterest(fd)
+        guard let channel = channels[Int(fd)], !channel.isClosing else { return }
+        channel.isClosing = true
+        channel.closeTimer = loop.schedule(
+            .closeBound(fd: fd, serial: channel.serial),
+            at: SystemClock.monotonicNanoseconds() + Self.flushBound
+        )
+        broker.closingBegan(on: ConnectionID(Int(fd)), into: &actions)
     }
 
     /// Forgets the connection in the broker, then closes its descriptor.
     mutating func closeChannel(_ fd: Int32, reason: String) {
         guard let channel = channels[Int(fd)] else { return }
-        try? epoll.remove(fd)
+        loop.deregister(fd)
         broker.connectionClosed(ConnectionID(Int(fd)), monotonicNow: SystemClock.monotonicNanoseconds())
         channels[Int(fd)] = nil
-        if channel.awaitingHello { incompleteChannels -= 1 }
-        decoders[Int(fd)] = FrameDecoder(role: .daemon)
-        closing.remove(fd)
+        if channel.awaitingHello { stopAwaitingHello(channel) }
+        if let timer = channel.closeTimer.take() { loop.cancel(timer) }
         openChannels -= 1
         logger.debug("connection \(fd) (pid \(channel.credentials.pid)) closed: \(reason)")
         // The descriptor closes here, when the last reference to the channel goes.

@@ -14,15 +14,13 @@ struct GlobalBoundLog {
 }
 
 extension Daemon {
-    /// The output queued for all connections passed `--max-queued-bytes`: the broker sheds it from the connections
-    /// that hold it (by their overflow policy, or a disconnect), and every connection goes on being read.
-    mutating func relieveGlobalBound() {
-        var disconnected: [ConnectionID] = []
-        let dropped = broker.relieveGlobalBound(disconnecting: &disconnected)
-        for id in disconnected { beginClosing(Int32(id.rawValue)) }
+    /// The output queued for all connections passed `--max-queued-bytes`, and the broker shed it from the connections
+    /// that hold it (by their overflow policy, or a disconnect; ``BrokerAction/shedOutput(dropped:disconnected:)``):
+    /// log it, at most once a second. Every connection goes on being read.
+    mutating func noteShedOutput(dropped: Int, disconnected: Int) {
         reliefLog.reliefs += 1
         reliefLog.dropped += dropped
-        reliefLog.disconnected += disconnected.count
+        reliefLog.disconnected += disconnected
         let now = SystemClock.monotonicNanoseconds()
         if let last = reliefLog.loggedAt, now - last < GlobalBoundLog.interval { return }
         logger.warning(

@@ -26,39 +26,30 @@ extension Daemon {
         channel.awaitingHello = true
         incompleteChannels += 1
         let timeout = UInt64(options.helloTimeoutMilliseconds) * 1_000_000
-        handshakes.append(
-            .init(descriptor: fd, serial: channel.serial, deadline: SystemClock.monotonicNanoseconds() + timeout)
+        channel.helloTimer = loop.schedule(
+            .helloTimeout(fd: fd, serial: channel.serial),
+            at: SystemClock.monotonicNanoseconds() + timeout
         )
     }
 
-    /// After the broker took some of a waiting connection's frames: stop counting it once its handshake is over
-    /// (answered with `WELCOME`, or failed and closing).
-    mutating func noteHandshake(_ channel: Channel, _ fd: Int32) {
-        guard channels[Int(fd)] === channel, !broker.isAwaitingHello(ConnectionID(Int(fd))) else { return }
+    /// The handshake timer of the connection accepted as `serial` on `fd` fired: close it with `HELLO_TIMEOUT` if it
+    /// is still waiting for its `HELLO`.
+    mutating func helloTimedOut(_ fd: Int32, serial: UInt64) {
+        guard let channel = channels[Int(fd)], channel.serial == serial, channel.awaitingHello else { return }
         stopAwaitingHello(channel)
-    }
-
-    /// Closes, with `HELLO_TIMEOUT`, every connection whose handshake deadline has passed at `now` and that is still
-    /// waiting for its `HELLO`.
-    mutating func expireHandshakes(now: UInt64) {
-        while let entry = handshakes.takeDue(now: now) {
-            let fd = entry.descriptor
-            guard let channel = channels[Int(fd)], channel.serial == entry.serial, channel.awaitingHello else {
-                continue
-            }
-            stopAwaitingHello(channel)
-            let id = ConnectionID(Int(fd))
-            if broker.helloTimedOut(id, afterMilliseconds: options.helloTimeoutMilliseconds) == .closeAfterFlush {
-                logger.info(
-                    "connection \(fd) (pid \(channel.credentials.pid)) sent no HELLO within "
-                        + "\(options.helloTimeoutMilliseconds) ms: closing it"
-                )
-                beginClosing(fd)
-            }
+        let id = ConnectionID(Int(fd))
+        if broker.helloTimedOut(id, afterMilliseconds: options.helloTimeoutMilliseconds) == .closeAfterFlush {
+            logger.info(
+                "connection \(fd) (pid \(channel.credentials.pid)) sent no HELLO within "
+                    + "\(options.helloTimeoutMilliseconds) ms: closing it"
+            )
+            beginClosing(fd)
         }
     }
 
-    private mutating func stopAwaitingHello(_ channel: Channel) {
+    /// Stops counting `channel` among the connections waiting for `HELLO`, and cancels its timer.
+    mutating func stopAwaitingHello(_ channel: Channel) {
+        if let timer = channel.helloTimer.take() { loop.cancel(timer) }
         channel.awaitingHello = false
         incompleteChannels -= 1
         if refusingIncomplete && incompleteChannels < options.maxIncompleteConnections {

@@ -10,12 +10,9 @@ import Glibc
 /// heraldd as the supervisor of its plugins: it feeds the `Supervisor` what happens (the folders read, a child
 /// started or gone, a subscription, a request, the time) and carries out what it decides (start a child, signal it,
 /// post its state, log). No thread per plugin and no Foundation: children are forked in the shim, their exits come
-/// as SIGCHLD on the daemon's signalfd, and their output on pipes in the same epoll set.
+/// as SIGCHLD from the daemon's event loop, and their output on pipes watched by that loop, with the supervisor's
+/// timer among the loop's timers.
 extension Daemon {
-    /// The epoll data of a plugin's output pipe: this bit plus the descriptor, apart from the connections' plain
-    /// descriptors and the listener's and signals' tags.
-    static let pluginOutputTag: UInt64 = 1 << 40
-
     private var pluginNow: Instant { Instant(nanoseconds: SystemClock.monotonicNanoseconds()) }
 
     /// Reads the plugin folders and starts the plugins whose activation is `start`.
@@ -65,41 +62,44 @@ extension Daemon {
         }
     }
 
-    /// The supervisor's timer, and the counts of output lines dropped, if due.
-    mutating func pluginDeadlines(monotonicNow now: UInt64) {
-        if let wake = plugins.wakeAt, now >= wake.nanoseconds {
-            plugins.wakeAt = nil
-            carryOut(plugins.supervisor.timerFired(now: Instant(nanoseconds: now)))
+    /// The supervisor's timer fired.
+    mutating func pluginTimerFired() {
+        plugins.wakeTimer = nil
+        carryOut(plugins.supervisor.timerFired(now: pluginNow))
+    }
+
+    /// Once a second while lines are being dropped: log the counts of output lines dropped that are due.
+    mutating func pluginOutputCountsDue() {
+        plugins.countsTimer = nil
+        let now = pluginNow
+        var owed = false
+        for output in plugins.outputs.values {
+            log(output.lines.flush(now: now), of: output.plugin)
+            if output.lines.owesCount { owed = true }
         }
-        if plugins.owesOutputCounts {
-            plugins.owesOutputCounts = false
-            for output in plugins.outputs.values {
-                log(output.lines.flush(now: Instant(nanoseconds: now)), of: output.plugin)
-                if output.lines.owesCount { plugins.owesOutputCounts = true }
-            }
+        if owed { scheduleOutputCounts() }
+    }
+
+    /// Looks at the pipes' counts of dropped lines in a second, unless that is planned already.
+    private mutating func scheduleOutputCounts() {
+        guard plugins.countsTimer == nil else { return }
+        plugins.countsTimer = loop.schedule(
+            .pluginOutputCounts,
+            at: SystemClock.monotonicNanoseconds() + 1_000_000_000
+        )
+    }
+
+    /// Carries out a `PLUGIN` request (``BrokerAction/pluginRequest(_:)``) and answers it.
+    mutating func answerPluginRequest(_ request: Broker.PluginRequest) {
+        let error = pluginRequest(request.frame)
+        if broker.answer(request, error: error) == .closeAfterFlush {
+            beginClosing(Int32(request.connection.rawValue))
         }
     }
 
-    /// When the plugins next need the loop, for its timeout.
-    var pluginDeadline: UInt64? {
-        let counts = plugins.owesOutputCounts ? SystemClock.monotonicNanoseconds() + 1_000_000_000 : nil
-        guard let wake = plugins.wakeAt?.nanoseconds else { return counts }
-        return min(wake, counts ?? wake)
-    }
-
-    /// Hands the turn's `PLUGIN` requests and new subscriptions to the supervisor, and answers the requests.
-    mutating func pluginRequestsAndSubscriptions() {
-        for request in broker.takePluginRequests() {
-            let error = pluginRequest(request.frame)
-            if broker.answer(request, error: error) == .closeAfterFlush {
-                beginClosing(Int32(request.connection.rawValue))
-            }
-        }
-        if broker.reportsSubscriptions {
-            for pattern in broker.takeSubscribedPatterns() {
-                carryOut(plugins.supervisor.subscribed(pattern, now: pluginNow))
-            }
-        }
+    /// A subscription began while the supervisor awaits some (``BrokerAction/subscribed(_:)``).
+    mutating func subscribed(_ pattern: Pattern) {
+        carryOut(plugins.supervisor.subscribed(pattern, now: pluginNow))
     }
 
     /// Carries out one `PLUGIN` request.
@@ -153,12 +153,12 @@ extension Daemon {
             closePluginOutput(fd)
         case .processed(let count):
             log(output.lines.feed(readBuffer[0..<count], now: pluginNow), of: output.plugin)
-            if output.lines.owesCount { plugins.owesOutputCounts = true }
+            if output.lines.owesCount { scheduleOutputCounts() }
         }
     }
 
     private mutating func closePluginOutput(_ fd: Int32) {
-        try? epoll.remove(fd)
+        loop.deregister(fd)
         plugins.outputs[fd] = nil
     }
 
@@ -195,7 +195,9 @@ extension Daemon {
                 ChildProcesses.send(number, to: -pid)
                 ChildProcesses.send(number, to: pid)
             case .wakeAt(let instant):
-                plugins.wakeAt = instant
+                // The supervisor has one timer: a new wake-up replaces the one asked for before.
+                if let timer = plugins.wakeTimer.take() { loop.cancel(timer) }
+                plugins.wakeTimer = loop.schedule(.plugins, at: instant.nanoseconds)
             case .publish(let name, let status):
                 postPluginState(
                     PluginDeclaration.statusName(of: name),
@@ -261,7 +263,7 @@ extension Daemon {
         let readEnd = pipe.closingWriteEnd()
         let fd = readEnd.rawValue
         do {
-            try epoll.add(fd, events: .readable, data: Self.pluginOutputTag | UInt64(fd))
+            try loop.register(fd, interest: .readable, handler: .pluginOutput(fd))
         } catch {
             logger.warning("plugin \(declaration.name): its output cannot be watched, and is discarded: \(error)")
         }

@@ -11,19 +11,40 @@ struct StartupError: Error, CustomStringConvertible {
     var description: String
 }
 
-/// heraldd's event loop: one thread, one epoll instance, non-blocking sockets. It moves bytes between
-/// sockets and the `Broker`, which makes every decision; this type only does I/O.
+/// heraldd's event loop: one thread, one ``EventLoop``, non-blocking sockets. It moves bytes between sockets and the
+/// `Broker`, which makes every decision; this type only does I/O.
 ///
-/// Fairness: each readable connection gets one read of at most 64 KiB per turn of the loop, so a
-/// flooding publisher cannot starve the others. Writes are batched: after a turn's reads, every
-/// connection with new output is written from its queue's buffer, usually with one `send`.
+/// Fairness: each readable connection gets one read of at most 64 KiB per turn of the loop, so a flooding publisher
+/// cannot starve the others. Writes are batched: after a turn's reads, every connection with new output is written
+/// from its queue's buffer, usually with one `send`.
 ///
-/// A non-copyable struct rather than a class: the loop's state is then accessed through `self` statically,
-/// where a class's stored `broker` and each channel's `decoder` were checked for exclusive access at run time
-/// on every call (four such checks a post, ~500 instructions, in the profile).
+/// A non-copyable struct rather than a class: the loop's state is then accessed through `self` statically, where a
+/// class's stored `broker` and each channel's `decoder` were checked for exclusive access at run time on every call
+/// (four such checks a post, ~500 instructions, in the profile).
 struct Daemon: ~Copyable {
-    static let listenerTag = UInt64.max
-    static let signalTag = UInt64.max - 1
+    /// What each registration and timer of the loop is for.
+    enum Handler {
+        case listener
+        case connection(Int32)
+        /// A plugin's output pipe.
+        case pluginOutput(Int32)
+        /// A connection accepted as `serial` on this descriptor is due to have sent `HELLO`.
+        case helloTimeout(fd: Int32, serial: UInt64)
+        /// A closing connection's output had its time (``flushBound``).
+        case closeBound(fd: Int32, serial: UInt64)
+        case resumeAccepting
+        /// The broker's earliest pending will is due.
+        case wills
+        /// The plugin supervisor asked to be woken.
+        case plugins
+        /// Counts of dropped plugin output lines may be owed.
+        case pluginOutputCounts
+        /// The shutdown's flush bound passed.
+        case shutdownBound
+        /// The plugins' exit bound after the flush bound passed.
+        case pluginStopBound
+    }
+
     /// How long a closing connection, or the whole shutdown, may take to flush.
     static let flushBound: UInt64 = 2_000_000_000
     /// How many rounds of reads one round of writes may follow, while input keeps arriving.
@@ -45,23 +66,21 @@ struct Daemon: ~Copyable {
     var broker: Broker
     /// The plugins heraldd supervises (Daemon+Plugins.swift).
     var plugins: PluginHost
-    var epoll: Epoll
-    let signals: SignalFD
+    /// Descriptors, timers, signals and batched sends.
+    var loop: EventLoop<Handler>
     let lock: LockFile
     /// The socket file heraldd bound itself, removed at shutdown if it is still that file; nil under socket
     /// activation, and once removed.
     var socketFile: BoundSocketFile?
     var listener: Listener?
     var channels: [Channel?] = []
-    /// Each connection's partial input, by descriptor; apart from `channels` so the broker can be handed a
-    /// decoder's frames while both are mutable.
-    var decoders: [FrameDecoder] = []
+    /// What the broker asked for, reused by every event (``carryOutActions()``).
+    var actions: [BrokerAction] = []
+    /// Whether ``carryOutActions()`` is running.
+    var carryingOut = false
     var openChannels = 0
-    /// Descriptors of channels that are closing, for the deadline check.
-    var closing: Set<Int32> = []
-    var acceptResumesAt: UInt64?
-    /// When each connection still without `HELLO` times out (`--hello-timeout-ms`).
-    var handshakes = HandshakeDeadlines()
+    /// Whether accepting is paused after running out of descriptors.
+    var acceptPaused = false
     /// Connections counted as waiting to complete `HELLO` (`Channel.awaitingHello`), for
     /// `--max-incomplete-connections`.
     var incompleteChannels = 0
@@ -72,11 +91,13 @@ struct Daemon: ~Copyable {
     var refusingIncomplete = false
     /// Reused each turn for the connections with new output.
     var dirty: [ConnectionID] = []
-    /// Reused for connections whose queue passed half its bound mid-batch.
-    var urgentScratch: [ConnectionID] = []
     /// What relieving `--max-queued-bytes` did since it was last logged.
     var reliefLog = GlobalBoundLog()
     var shutdownDeadline: UInt64?
+    /// Set when the plugins did not exit within their bound after shutdown: the loop ends anyway.
+    var abandonPlugins = false
+    /// The timer set for the broker's next will (``BrokerAction/wakeAt(_:)``).
+    var willTimer: TimerID?
     /// Frames handed to the broker since the last round of writes.
     var framesThisTurn = 0
     /// The frames the last turn handled, for ``waitForEvents()``.
@@ -89,10 +110,6 @@ struct Daemon: ~Copyable {
     let writeVector = UnsafeMutableBufferPointer<iovec>.allocate(capacity: 64)
     /// At most this many bytes are offered to one write: about what a Unix socket's buffer takes.
     static let writeBytes = 256 * 1024
-    let events = UnsafeMutableBufferPointer<Epoll.Event>.allocate(capacity: 256)
-    /// Writes a turn's output to all its connections in one system call; nil when the kernel offers no io_uring
-    /// or `--no-send-batching` is given, and then each connection gets its own send.
-    var batchWriter: BatchWriter?
 
     /// Claims the socket path and starts listening.
     ///
@@ -106,7 +123,7 @@ struct Daemon: ~Copyable {
         // descriptor in the loop: no async-signal-safety puzzles. (DaemonMain ignores the signals heraldd has no use
         // for.) First of all, so that none of them can end heraldd between binding the socket and the loop, leaving
         // the socket file behind: one arriving meanwhile waits for the loop.
-        let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP, SIGCHLD])
+        var loop = try EventLoop<Handler>(signals: [SIGTERM, SIGINT, SIGHUP, SIGCHLD])
         // Under socket activation systemd has bound the socket and owns its path, which is then the daemon's path
         // whatever the options say: the directory is still checked and the lock taken, so a daemon started by hand
         // refuses, but the socket is neither probed nor replaced.
@@ -146,9 +163,7 @@ struct Daemon: ~Copyable {
             }
         }
         let listener = Listener(descriptor: listening)
-        let epoll = try Epoll()
-        try epoll.add(listener.descriptor.rawValue, events: .readable, data: Self.listenerTag)
-        try epoll.add(signals.rawValue, events: .readable, data: Self.signalTag)
+        try loop.register(listener.descriptor.rawValue, interest: .readable, handler: .listener)
         var options = options
         options.socketPath = path
         self.init(
@@ -157,8 +172,7 @@ struct Daemon: ~Copyable {
             lock: lock,
             socketFile: socketFile,
             listener: listener,
-            signals: signals,
-            epoll: epoll
+            loop: loop
         )
     }
 
@@ -168,16 +182,14 @@ struct Daemon: ~Copyable {
         lock: consuming LockFile,
         socketFile: consuming BoundSocketFile?,
         listener: Listener,
-        signals: consuming SignalFD,
-        epoll: consuming Epoll
+        loop: consuming EventLoop<Handler>
     ) {
         self.options = options
         self.logger = logger
         self.lock = lock
         self.socketFile = socketFile
         self.listener = listener
-        self.signals = signals
-        self.epoll = epoll
+        self.loop = loop
         plugins = PluginHost(
             enabled: options.plugins,
             folders: .fromEnvironment(),
@@ -193,7 +205,7 @@ struct Daemon: ~Copyable {
         broker = Broker(configuration: configuration)
         if options.sendBatching {
             do {
-                batchWriter = try BatchWriter()
+                try self.loop.enableSendBatching()
                 logger.info("sends: each turn's output in one io_uring batch")
             } catch {
                 logger.notice("sends: one send(2) per connection, as io_uring is not available: \(error)")
@@ -206,7 +218,6 @@ struct Daemon: ~Copyable {
     deinit {
         readBuffer.deallocate()
         writeVector.deallocate()
-        events.deallocate()
     }
 
     /// Runs until SIGTERM or SIGINT, then flushes within the bound and returns.
@@ -221,9 +232,7 @@ struct Daemon: ~Copyable {
         startPlugins()
         while true {
             let count = waitForEvents()
-            for index in 0..<count {
-                handle(events[index])
-            }
+            handleEvents(count)
             // Under load, with output for several connections, read a little more before writing while input keeps
             // arriving: each connection then gets more frames per send. A bounded number of rounds, and none once
             // the loop would wait, so a post that arrives alone (the latency case) is written at once, and one
@@ -232,48 +241,22 @@ struct Daemon: ~Copyable {
             while count > 0 && rounds < Self.readRoundsPerWrite && shutdownDeadline == nil
                 && framesThisTurn >= Self.framesForAnotherRound && broker.dirtyCount > 1
             {
-                let more: Int
-                do {
-                    more = try epoll.wait(into: events, timeoutMilliseconds: 0)
-                } catch {
-                    fatalError("epoll_wait failed: \(error)")
-                }
+                let more = poll(timeoutMilliseconds: 0)
                 if more == 0 { break }
-                for index in 0..<more {
-                    handle(events[index])
-                }
+                handleEvents(more)
                 rounds += 1
             }
-            pluginRequestsAndSubscriptions()
-            checkDeadlines()
             framesLastTurn = framesThisTurn
             framesThisTurn = 0
-            broker.takeDirty(into: &dirty)
-            flush(dirty)
-            dirty.removeAll(keepingCapacity: true)
-            broker.endTurn()
-            if broker.isOverGlobalBound { relieveGlobalBound() }
-            if let deadline = shutdownDeadline {
-                let now = SystemClock.monotonicNanoseconds()
-                if openChannels > 0 && now >= deadline {
-                    logger.warning("closing \(openChannels) connections that did not drain within the shutdown bound")
-                    for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
-                        closeChannel(fd, reason: "shutdown bound reached")
-                    }
-                }
-                if openChannels == 0 && plugins.shutdownComplete { break }
-                if now >= deadline + Self.pluginStopBound {
-                    // Not reached while the supervisor works: it kills at 2 s, and the exits follow at once. Exiting
-                    // kills whatever is left anyway (PR_SET_PDEATHSIG).
-                    logger.warning("plugins did not exit within the shutdown bound; leaving them to the kernel")
-                    break
-                }
-            }
+            writeTurnOutput()
+            broker.turnEnded(into: &actions)
+            carryOutActions()
+            if shutdownDeadline != nil && openChannels == 0 && plugins.shutdownComplete || abandonPlugins { break }
         }
         logger.notice("stopped")
     }
 
-    /// Waits for the next events, and returns how many are in `events`.
+    /// Waits for the next events, and returns how many the loop has for ``handleEvents(_:)``.
     ///
     /// Under load, with nothing ready yet, heraldd first sleeps `--coalesce-us` (20 µs, plus the kernel's timer
     /// slack) and only then waits, as a network card moderates its interrupts. Under load means the last turn handled
@@ -289,144 +272,113 @@ struct Daemon: ~Copyable {
     /// case) makes a turn of one frame and is never held. At fan-out 10 turns are long (hundreds of frames, ten large
     /// sends), and sleeping after each of them cost 3 % of the throughput, hence the time condition.
     private mutating func waitForEvents() -> Int {
+        if options.coalesceNanoseconds > 0 && framesLastTurn >= Self.framesToCoalesce
+            && SystemClock.monotonicNanoseconds() &- lastWokeAt < Self.coalesceWithin
+        {
+            let ready = poll(timeoutMilliseconds: 0)
+            if ready > 0 { return ready }
+            SystemClock.sleep(nanoseconds: options.coalesceNanoseconds)
+        }
+        let ready = poll(timeoutMilliseconds: -1)
+        lastWokeAt = SystemClock.monotonicNanoseconds()
+        return ready
+    }
+
+    private mutating func poll(timeoutMilliseconds: Int32) -> Int {
         do {
-            if options.coalesceNanoseconds > 0 && framesLastTurn >= Self.framesToCoalesce
-                && SystemClock.monotonicNanoseconds() &- lastWokeAt < Self.coalesceWithin
-            {
-                let ready = try epoll.wait(into: events, timeoutMilliseconds: 0)
-                if ready > 0 { return ready }
-                SystemClock.sleep(nanoseconds: options.coalesceNanoseconds)
-            }
-            let ready = try epoll.wait(into: events, timeoutMilliseconds: nextTimeout())
-            lastWokeAt = SystemClock.monotonicNanoseconds()
-            return ready
+            return try loop.wait(timeoutMilliseconds: timeoutMilliseconds)
         } catch {
-            // epoll_wait fails only for a bad argument: our bug, not a condition to survive.
-            fatalError("epoll_wait failed: \(error)")
+            // epoll_wait fails only for a bad argument, and a signalfd read only for our own bug: not conditions to
+            // survive.
+            fatalError("the event loop failed: \(error)")
         }
     }
 
-    private func nextTimeout() -> Int32 {
-        let polling = shutdownDeadline != nil || acceptResumesAt != nil || !closing.isEmpty
-        var due = handshakes.nextDeadline
-        if let plugin = pluginDeadline { due = min(due ?? plugin, plugin) }
-        if broker.hasPendingWills, let will = broker.nextWillDeadline { due = min(due ?? will, will) }
-        guard let due else { return polling ? 100 : -1 }
-        let now = SystemClock.monotonicNanoseconds()
-        // Round up, so the wake-up is never early and the loop does not spin on a 0 ms wait.
-        let milliseconds = due <= now ? 0 : Int32(clamping: (due - now + 999_999) / 1_000_000)
-        return polling ? min(100, milliseconds) : milliseconds
-    }
-
-    private mutating func handle(_ event: Epoll.Event) {
-        if event.data & Self.pluginOutputTag != 0 && event.data < Self.signalTag {
-            pluginOutputReadable(Int32(truncatingIfNeeded: event.data & ~Self.pluginOutputTag))
-            return
-        }
-        switch event.data {
-        case Self.signalTag:
-            handleSignals()
-        case Self.listenerTag:
-            acceptConnections()
-        default:
-            let fd = Int32(truncatingIfNeeded: event.data)
-            guard let channel = channels[Int(fd)] else { return }
-            if event.events.contains(.readable) {
-                readChannel(fd)
-            } else if !event.events.intersection([.hangup, .error]).isEmpty {
-                // Hang-up with reading paused: nothing more will be read or written.
-                closeChannel(fd, reason: "hang-up")
-                return
-            }
-            if channels[Int(fd)] === channel, event.events.contains(.writable) {
-                flush(fd)
-            }
-        }
-    }
-
-    private mutating func handleSignals() {
-        while true {
-            let signal: Int32?
-            do {
-                signal = try signals.readSignal()
-            } catch {
-                logger.error("cannot read signals: \(error)")
-                return
-            }
-            guard let signal else { return }
-            if signal == SIGHUP {
-                reloadRequested()
-            } else if signal == SIGCHLD {
-                childrenExited()
-            } else {
-                beginShutdown(signal: signal)
-            }
-        }
-    }
-
-    /// SIGHUP: the conventional request to re-read configuration. It never stops heraldd: it rereads the plugin
-    /// folders.
-    private mutating func reloadRequested() {
-        logger.notice("SIGHUP received: reload requested")
-        reloadPlugins()
-    }
-
-    private mutating func beginShutdown(signal: Int32) {
-        guard shutdownDeadline == nil else { return }
-        logger.notice("\(signal == SIGINT ? "SIGINT" : "SIGTERM") received: shutting down")
-        if let listener {
-            try? epoll.remove(listener.descriptor.rawValue)
-            self.listener = nil
-        }
-        acceptResumesAt = nil
-        notifySystemdStopping()
-        // A socket systemd bound stays: systemd listens on it again and starts heraldd on the next connection (and
-        // then `socketFile` is nil). The file heraldd bound is removed through its directory's descriptor, and only if
-        // it is still that file: the path may lead elsewhere by now.
-        if let file = socketFile.take() {
-            do {
-                if try !file.remove() {
-                    logger.warning("left \(options.socketPath) alone: it is no longer the socket heraldd bound")
+    private mutating func handleEvents(_ count: Int) {
+        for index in 0..<count {
+            guard let event = loop.event(at: index) else { continue }
+            switch event {
+            case .ready(let handler, let events):
+                switch handler {
+                case .connection(let fd): connectionReady(fd, events)
+                case .listener: acceptConnections()
+                case .pluginOutput(let fd): pluginOutputReadable(fd)
+                default: break
                 }
-            } catch {
-                logger.warning("cannot remove \(options.socketPath): \(error)")
+            case .timer(let handler):
+                timerFired(handler)
+            case .signal(let signal):
+                signalArrived(signal)
+            case .wakeup:
+                break
             }
+            carryOutActions()
         }
-        broker.shutDown()
-        for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
-            beginClosing(fd)
-        }
-        stopPlugins()
-        shutdownDeadline = SystemClock.monotonicNanoseconds() + Self.flushBound
     }
 
-    private mutating func checkDeadlines() {
-        // Most turns have nothing due: no clock read then.
-        guard
-            broker.hasPendingWills || acceptResumesAt != nil || !closing.isEmpty || !handshakes.isEmpty
-                || plugins.wakeAt != nil || plugins.owesOutputCounts
-        else {
+    private mutating func connectionReady(_ fd: Int32, _ events: Epoll.Events) {
+        guard let channel = channels[Int(fd)] else { return }
+        if events.contains(.readable) {
+            readChannel(fd)
+        } else if !events.intersection([.hangup, .error]).isEmpty {
+            // Hang-up with reading paused: nothing more will be read or written.
+            closeChannel(fd, reason: "hang-up")
             return
         }
-        let now = SystemClock.monotonicNanoseconds()
-        pluginDeadlines(monotonicNow: now)
-        expireHandshakes(now: now)
-        let posted = broker.postDueWills(monotonicNow: now, realtimeNow: SystemClock.realtimeNanoseconds())
-        if posted > 0 { logger.info("posted \(posted) will\(posted == 1 ? "" : "s")") }
-        if let resume = acceptResumesAt, now >= resume, let listener {
-            acceptResumesAt = nil
-            do {
-                try epoll.add(listener.descriptor.rawValue, events: .readable, data: Self.listenerTag)
-                logger.info("accepting connections again")
-            } catch {
-                logger.error("cannot watch the listening socket again: \(error)")
-                acceptResumesAt = now + Self.acceptPause
-            }
+        if channels[Int(fd)] === channel, events.contains(.writable) {
+            flush(fd)
         }
-        for fd in closing {
-            if let deadline = channels[Int(fd)]?.closeDeadline, now >= deadline {
+    }
+
+    private mutating func timerFired(_ handler: Handler) {
+        switch handler {
+        case .helloTimeout(let fd, let serial):
+            helloTimedOut(fd, serial: serial)
+        case .closeBound(let fd, let serial):
+            if let channel = channels[Int(fd)], channel.serial == serial {
                 closeChannel(fd, reason: "its output was not read within the close bound")
             }
+        case .resumeAccepting:
+            resumeAccepting()
+        case .wills:
+            willTimer = nil
+            let posted = broker.postDueWills(
+                monotonicNow: SystemClock.monotonicNanoseconds(),
+                realtimeNow: SystemClock.realtimeNanoseconds()
+            )
+            if posted > 0 { logger.info("posted \(posted) will\(posted == 1 ? "" : "s")") }
+        case .plugins:
+            pluginTimerFired()
+        case .pluginOutputCounts:
+            pluginOutputCountsDue()
+        case .shutdownBound:
+            if openChannels > 0 {
+                logger.warning("closing \(openChannels) connections that did not drain within the shutdown bound")
+                for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
+                    closeChannel(fd, reason: "shutdown bound reached")
+                }
+            }
+        case .pluginStopBound:
+            if !plugins.shutdownComplete {
+                // Not reached while the supervisor works: it kills at 2 s, and the exits follow at once. Exiting
+                // kills whatever is left anyway (PR_SET_PDEATHSIG).
+                logger.warning("plugins did not exit within the shutdown bound; leaving them to the kernel")
+                abandonPlugins = true
+            }
+        case .listener, .connection, .pluginOutput:
+            break
         }
+    }
+
+    /// Writes every connection with new output this turn, in batches where the loop has a ``SendBatcher``.
+    private mutating func writeTurnOutput() {
+        broker.turnEnding(into: &actions)
+        for action in actions {
+            if case .write(let id) = action { dirty.append(id) }
+        }
+        actions.removeAll(keepingCapacity: true)
+        flush(dirty)
+        dirty.removeAll(keepingCapacity: true)
+        carryOutActions()
     }
 }

@@ -45,10 +45,10 @@ struct PluginHost {
     var supervisor = Supervisor()
     /// The output pipes, by descriptor.
     var outputs: [Int32: Output] = [:]
-    /// When the supervisor asked to be woken.
-    var wakeAt: Instant?
-    /// Whether a count of dropped output lines is owed, so the timer looks at the pipes.
-    var owesOutputCounts = false
+    /// The loop's timer for when the supervisor asked to be woken.
+    var wakeTimer: TimerID?
+    /// The loop's timer for looking at the counts of dropped output lines, while some are owed.
+    var countsTimer: TimerID?
     /// Set once every plugin has exited after shutdown began (or there were none).
     var shutdownComplete = false
     /// The soft descriptor limit heraldd was started with, which its children get back.

@@ -40,8 +40,6 @@ extension HTTPServer {
         var timer: Timer?
         /// Whether the write side has been shut down (closing, output all written).
         var writeShut = false
-        /// The events registered with epoll.
-        var interest: Epoll.Events = [.readable, .readHangup]
         /// The request whose stream this connection carries.
         var streamRequest: HTTPRequest?
 
@@ -125,7 +123,11 @@ extension HTTPServer {
             let peer = (try? TCPSocket.peerAddress(of: socket)) ?? ""
             let connection = Connection(id: id, socket: socket, peer: peer, limits: configuration.limits)
             do throws(SystemError) {
-                try epoll.add(connection.socket.rawValue, events: connection.interest, data: id)
+                try loop.register(
+                    connection.socket.rawValue,
+                    interest: [.readable, .readHangup],
+                    handler: .connection(id)
+                )
             } catch {
                 configuration.logger.warning("\(error)")
                 continue
@@ -352,13 +354,8 @@ extension HTTPServer {
         guard connections[connection.id] != nil else {
             return
         }
-        let wanted = connection.wantedInterest
-        guard wanted != connection.interest else {
-            return
-        }
         do throws(SystemError) {
-            try epoll.modify(connection.socket.rawValue, events: wanted, data: connection.id)
-            connection.interest = wanted
+            try loop.setInterest(connection.wantedInterest, for: connection.socket.rawValue)
         } catch {
             configuration.logger.warning("\(error)")
             closeConnection(connection, notify: true)
@@ -384,7 +381,7 @@ extension HTTPServer {
         }
         // Closing the descriptor (when the Connection goes away) removes it from epoll; removing it first keeps the
         // registration from outliving the number.
-        try? epoll.remove(connection.socket.rawValue)
+        loop.deregister(connection.socket.rawValue)
         configuration.logger.debug("connection \(connection.id) closed")
         // A descriptor is free again: accepting may go on.
         resumeAccepting()

@@ -54,9 +54,10 @@ extension HTTPServer {
         return entry.flatMap { connections[$0.id] }
     }
 
-    /// How long the loop may sleep: until the earliest deadline, the handler's, or the end of an accept pause.
-    func waitTimeout() -> Int32 {
-        let now = SystemClock.monotonicNanoseconds()
+    /// Keeps the loop's one timer for the server at the earliest deadline: a connection's, the handler's, or the end
+    /// of an accept pause. The queues keep the connections in deadline order (for eviction as much as for timing), so
+    /// the loop needs only their earliest.
+    func scheduleDeadlineTimer() {
         var earliest: UInt64?
         for timer in [Connection.Timer.request, .idle, .linger] {
             if let deadline = front(timer)?.deadline {
@@ -66,14 +67,15 @@ extension HTTPServer {
         for deadline in [handler?.nextDeadline, acceptPausedUntil].compactMap(\.self) {
             earliest = min(earliest ?? deadline, deadline)
         }
-        guard let earliest else {
-            return -1
+        guard earliest != deadlineTimer?.deadline else {
+            return
         }
-        if earliest <= now {
-            return 0
+        if let timer = deadlineTimer.take() {
+            loop.cancel(timer.id)
         }
-        // Rounded up, so the loop does not wake a hair early and spin; capped, as epoll takes an Int32.
-        return Int32(min((earliest - now + 999_999) / 1_000_000, 60_000))
+        if let earliest {
+            deadlineTimer = (loop.schedule(.deadlines, at: earliest), earliest)
+        }
     }
 
     /// Acts on every deadline that has passed: O(1) per expired connection, none for the others.
@@ -138,11 +140,7 @@ extension HTTPServer {
         }
         statistics.acceptPauses += 1
         warnOfPressure(.acceptPause, "\(reason); pausing accepts until a connection closes")
-        do throws(SystemError) {
-            try epoll.remove(listener.rawValue)
-        } catch {
-            configuration.logger.warning("\(error)")
-        }
+        loop.deregister(listener.rawValue)
         acceptPausedUntil = SystemClock.monotonicNanoseconds() + Self.nanoseconds(configuration.acceptPause)
     }
 
@@ -152,7 +150,7 @@ extension HTTPServer {
             return
         }
         do throws(SystemError) {
-            try epoll.add(listener.rawValue, events: .readable, data: Token.listener)
+            try loop.register(listener.rawValue, interest: .readable, handler: .listener)
             acceptPausedUntil = nil
         } catch {
             // Try again at the next deadline check.

@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 #if os(Linux)
-/// A small, strict HTTP/1.1 server on one epoll loop (Linux only).
+/// A small, strict HTTP/1.1 server on an ``EventLoop`` (Linux only).
 ///
 /// It keeps connections alive, reads `Content-Length` bodies, writes complete responses and never-ending chunked
 /// streams, and enforces its ``Configuration``: the parser's head and body limits (431, 413), a read timeout for
@@ -103,8 +103,10 @@ public final class HTTPServer {
 
     let configuration: Configuration
     let listener: FileDescriptor
-    var epoll: Epoll
-    let signals: SignalFD
+    /// The listener, the connections, the stop signals and one timer at the earliest deadline.
+    var loop: EventLoop<Handler>
+    /// The loop's timer for the earliest deadline, and that deadline.
+    var deadlineTimer: (id: TimerID, deadline: UInt64)?
     var connections: [UInt64: Connection] = [:]
     /// Connections with output queued since they were last flushed.
     var needsFlush: Set<UInt64> = []
@@ -122,15 +124,16 @@ public final class HTTPServer {
     var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
     /// What the server has done so far.
     public internal(set) var statistics = Statistics()
-    var nextID: UInt64 = Token.firstConnection
+    var nextID: UInt64 = 1
     var handler: (any HTTPHandler)?
     var stopping = false
 
-    /// The `data` words of the descriptors that are not connections.
-    enum Token {
-        static let listener: UInt64 = 0
-        static let signals: UInt64 = 1
-        static let firstConnection: UInt64 = 16
+    /// What each registration and timer of the loop is for.
+    enum Handler {
+        case listener
+        case connection(UInt64)
+        /// The earliest deadline (``scheduleDeadlineTimer()``).
+        case deadlines
     }
 
     /// Binds and listens, and takes over `stopSignals`; nothing is accepted until ``run(handler:)``, but clients may
@@ -154,10 +157,8 @@ public final class HTTPServer {
         self.host = host
         listener = try TCPSocket.listen(host: host, port: port)
         self.port = try TCPSocket.localPort(of: listener)
-        epoll = try Epoll()
-        signals = try SignalFD(signals: stopSignals)
-        try epoll.add(listener.rawValue, events: .readable, data: Token.listener)
-        try epoll.add(signals.rawValue, events: .readable, data: Token.signals)
+        loop = try EventLoop(signals: stopSignals)
+        try loop.register(listener.rawValue, interest: .readable, handler: .listener)
     }
 
     /// Runs the loop until one of the stop signals arrives; then ends every stream with its last chunk, closes every
@@ -168,23 +169,23 @@ public final class HTTPServer {
     public func run(handler: any HTTPHandler) throws(SystemError) {
         self.handler = handler
         defer { self.handler = nil }
-        var events = [Epoll.Event](repeating: Epoll.Event(), count: 256)
         while !stopping {
-            let timeout = waitTimeout()
-            let count = try events.withUnsafeMutableBufferPointer { (buffer) throws(SystemError) in
-                try epoll.wait(into: buffer, timeoutMilliseconds: timeout)
-            }
-            for event in events[..<count] {
-                switch event.data {
-                case Token.listener:
+            scheduleDeadlineTimer()
+            let count = try loop.wait()
+            for index in 0..<count {
+                switch loop.event(at: index) {
+                case .ready(.listener, _):
                     acceptConnections()
-                case Token.signals:
-                    while let signal = try signals.readSignal() {
-                        configuration.logger.notice("stopping on signal \(signal)")
-                        stopping = true
-                    }
-                default:
-                    connectionReady(event.data, events: event.events)
+                case .ready(.connection(let id), let events):
+                    connectionReady(id, events: events)
+                case .signal(let signal):
+                    configuration.logger.notice("stopping on signal \(signal)")
+                    stopping = true
+                case .timer(.deadlines):
+                    // checkDeadlines below acts on every deadline due; the next wait gets a new timer.
+                    deadlineTimer = nil
+                case .ready(.deadlines, _), .timer, .wakeup, nil:
+                    break
                 }
             }
             // Once per turn, not per event: a burst of joins queues several lines per stream, and each stream gets

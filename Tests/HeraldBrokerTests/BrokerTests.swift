@@ -336,4 +336,40 @@ struct BrokerTests {
         #expect(report.subscriptions == 1)
         #expect(report.pid == 42)
     }
+
+    @Test func livePostsRetainedPostsAndTheDaemonsPostsReachSubscribersAlike() {
+        var harness = BrokerHarness()
+        let poster = harness.connect(1)
+        let subscriber = harness.connect(2)
+        harness.subscribe(subscriber, 7, "app.state")
+        _ = harness.output(of: subscriber)
+
+        harness.post(poster, "app.state", "live")
+        harness.post(poster, "app.state", "kept", retain: true)
+        let daemon = Sender(pid: 42, uid: 1000, gid: 1000)
+        harness.broker.postAsDaemon(
+            name: "app.state",
+            payload: Array("own".utf8),
+            retain: false,
+            sender: daemon,
+            now: 9
+        )
+
+        let notices = harness.output(of: subscriber).compactMap { frame -> Frame.Notify? in
+            guard case .notify(let notify) = frame else { return nil }
+            return notify
+        }
+        #expect(notices.map { String(decoding: $0.payload, as: UTF8.self) } == ["live", "kept", "own"])
+        #expect(notices.map(\.sequence) == [1, 2, 3])
+        #expect(notices.allSatisfy { !$0.retained && $0.name == "app.state" })
+        #expect(notices.map(\.pid) == [BrokerHarness.owner.pid, BrokerHarness.owner.pid, 42])
+        // The retained post is also the name's value, replayed to a new subscriber.
+        let late = harness.connect(3)
+        harness.subscribe(late, 1, "app.state")
+        guard case .notify(let replay) = harness.output(of: late).first else {
+            Issue.record("no retained value replayed")
+            return
+        }
+        #expect(replay.retained && replay.sequence == 2 && replay.payload == Array("kept".utf8))
+    }
 }
