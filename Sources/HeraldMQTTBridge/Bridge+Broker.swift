@@ -25,7 +25,7 @@ extension Bridge {
             await postState()
         case .publish(let publish):
             await importMessage(publish)
-            if publish.qos == .atLeastOnce { send(.puback(.init(packetIdentifier: publish.packetIdentifier))) }
+            if publish.qos == .atLeastOnce { pendingAcknowledgements.append(publish.packetIdentifier) }
         case .puback(let ack):
             if queue.acknowledged(ack.packetIdentifier) { pump() }
         case .suback(let suback):
@@ -48,6 +48,28 @@ extension Bridge {
             flush()
             link?.close()
         }
+    }
+
+    /// Acknowledges the QoS 1 messages imported from one read, once heraldd has processed their posts.
+    ///
+    /// A PUBACK tells the broker the message is safe with us, and a post still waiting in this process's outgoing
+    /// buffer (`Herald.post` returns once it is queued) is not: were the bridge killed then, it would be lost. So
+    /// the bridge waits for `Herald.flush`, one PING round trip per read rather than per message. If heraldd cannot
+    /// be reached, or the broker connection changed meanwhile, nothing is acknowledged: the broker sends those
+    /// messages again (DUP), and `importedKeys` keeps a message posted once.
+    func acknowledgeImports() async {
+        guard !pendingAcknowledgements.isEmpty else { return }
+        let identifiers = pendingAcknowledgements
+        pendingAcknowledgements.removeAll(keepingCapacity: true)
+        let current = generation
+        do {
+            try await herald.flush()
+        } catch {
+            logger.warning("\(identifiers.count) imported messages not acknowledged, heraldd did not answer: \(error)")
+            return
+        }
+        guard current == generation else { return }
+        for identifier in identifiers { send(.puback(.init(packetIdentifier: identifier))) }
     }
 
     private func subscribe() {

@@ -61,6 +61,9 @@ public final class Bridge {
     var exportedSequences = RecentSet<UInt64>(capacity: 65_536)
     var importedKeys = RecentSet<String>(capacity: 65_536)
     var maxInflight = 100
+    /// The packet identifiers of QoS 1 messages imported from the last read, whose PUBACK waits for heraldd
+    /// (`acknowledgeImports`).
+    var pendingAcknowledgements: [UInt16] = []
     /// The Keep Alive in force: ours, or the broker's Server Keep Alive, which overrides it (§3.2.2.3.14).
     var keepAliveSeconds: UInt16 = 0
     /// When the connection now waiting for its CONNACK was started.
@@ -167,6 +170,7 @@ public final class Bridge {
                     if eventGeneration == generation { await received(packet) }
                     backlog.handled(packet)
                 }
+                await acknowledgeImports()
             case .closed(let reason):
                 if eventGeneration == generation { await linkClosed(reason) }
             }

@@ -31,6 +31,22 @@ final class FakeBrokerSession {
         }
     }
 
+    /// Every packet that arrives within `milliseconds`, read as it comes: for what must not be sent meanwhile.
+    func packets(within milliseconds: Int) throws -> [Packet] {
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        let first = packets.count
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while case let left = deadline - .now, left > .zero {
+            let wait = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+            guard try connection.waitForInput(orFrom: -1, timeoutMilliseconds: max(wait, 1)).this else { continue }
+            let result = try buffer.withUnsafeMutableBytes { raw in try connection.read(into: raw) }
+            guard let count = result.value, count > 0 else { break }
+            decoder.append(contentsOf: buffer[0..<count])
+            while let packet = try decoder.next() { packets.append(packet) }
+        }
+        return Array(packets[first...])
+    }
+
     func send(_ packet: Packet) throws {
         try packet.encode().withUnsafeBytes { raw in _ = try connection.send(raw) }
     }
@@ -124,6 +140,56 @@ final class FakeBrokerSession {
             await onF.close()
             try second.connection.shutdown(read: true, write: true)
         } catch {
+            Issue.record(error)
+        }
+        listener.close()
+        await host.stop()
+    }
+
+    /// A QoS 1 message is acknowledged to the broker only once heraldd has processed its post: while heraldd is
+    /// stopped (SIGSTOP) no PUBACK goes out, since a post still queued in the bridge would be lost if the bridge
+    /// died; once heraldd runs again, the post is delivered once and the PUBACK follows.
+    @Test(.timeLimit(.minutes(2)))
+    func aQoS1MessageIsAcknowledgedOnlyOnceHeralddHasItsPost() async throws {
+        let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        let port = try TCPSocket.localPort(of: listener)
+        let host = try await BridgedHost(
+            hostID: "hostP",
+            broker: "mqtt://127.0.0.1:\(port)",
+            exports: [],
+            imports: ["x.**"]
+        )
+        do {
+            let session = FakeBrokerSession(try await MQTTBridgeTests.accept(listener))
+            try session.accept(sessionPresent: false, properties: Properties())
+            _ = try session.next { $0.type == .subscribe }
+            let onP = try await host.connect()
+            let seen = Received(try await onP.notifications(matching: "x.**"))
+
+            host.daemon.process.signal(SIGSTOP)
+            try session.send(
+                .publish(
+                    .init(topic: "herald/x/one", payload: Array("{}".utf8), qos: .atLeastOnce, packetIdentifier: 7)
+                )
+            )
+            let whileStopped = try session.packets(within: 1500)
+            host.daemon.process.signal(SIGCONT)
+            #expect(!whileStopped.contains { $0.type == .puback }, "PUBACK before heraldd had the post")
+
+            let acknowledged = try session.next { $0.type == .puback }
+            guard case .puback(let ack)? = acknowledged else {
+                Issue.record("no PUBACK after heraldd resumed: \(session.packets.map(\.type)); \(host.bridge.stderr)")
+                throw CancellationError()
+            }
+            #expect(ack.packetIdentifier == 7)
+            let arrived = try await eventually(timeout: .seconds(10)) { !seen.named("x.one").isEmpty }
+            #expect(arrived, "x.one never arrived: \(host.bridge.stderr)")
+            try await onP.flush()
+            #expect(seen.named("x.one").count == 1)
+            await onP.close()
+            try session.connection.shutdown(read: true, write: true)
+        } catch {
+            host.daemon.process.signal(SIGCONT)
             Issue.record(error)
         }
         listener.close()
