@@ -3,12 +3,14 @@ import HeraldPosix
 import HeraldWire
 
 extension Connection {
-    /// Connects to the daemon at `socketPath`, completes `HELLO`/`WELCOME`, and starts the reader thread.
+    /// Connects to the daemon at `socketPath`, completes `HELLO`/`WELCOME`, and hands the connection to the process's
+    /// ``ReaderLoop``, which reads it from then on.
     ///
-    /// The connect(2) and the handshake run on the connection's own reader thread, which then goes on reading: the
-    /// calling task only suspends. They block that thread, bounded by `requestTimeout` per read and write
-    /// (`SO_RCVTIMEO`, `SO_SNDTIMEO`), never a thread of the cooperative pool, which on Linux has only as many threads
-    /// as cores: two apps connecting to a daemon slow to answer would otherwise stall every task of the process.
+    /// The connect(2) and the handshake run on a thread of their own, which ends once the loop has the connection: the
+    /// calling task only suspends, and the loop's thread never waits for one daemon. They block that thread, bounded
+    /// by `requestTimeout` per read and write (`SO_RCVTIMEO`, `SO_SNDTIMEO`), never a thread of the cooperative pool,
+    /// which on Linux has only as many threads as cores: two apps connecting to a daemon slow to answer would
+    /// otherwise stall every task of the process.
     ///
     /// - Throws: `.daemonUnavailable` when nothing listens on the path, `.timedOut`, `.daemonError` for an `ERROR`
     ///   (`PERMISSION_DENIED`, `UNSUPPORTED_VERSION`), `.disconnected` when the daemon is shutting down.
@@ -27,12 +29,19 @@ extension Connection {
                     continuation.resume(returning: .failure(error))
                     return
                 }
-                // Before the caller resumes, so a task it starts at once on the executor runs on this thread.
+                // Before the caller resumes, so a task it starts at once on the executor runs on the reader thread.
                 connection.executor.attach(ObjectIdentifier(connection))
+                do throws(HeraldError) {
+                    try executor.loop.register(connection)
+                } catch {
+                    connection.executor.detach(ObjectIdentifier(connection))
+                    connection.fail(error, local: true)
+                    continuation.resume(returning: .failure(error))
+                    return
+                }
                 continuation.resume(returning: .success(connection))
-                connection.runReader(maxPayload: Int(connection.welcome.maxPayload))
             }
-            thread.name = "herald-reader"
+            thread.name = "herald-connect"
             thread.start()
         }
         return try opened.get()
