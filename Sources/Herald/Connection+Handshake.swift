@@ -47,7 +47,7 @@ extension Connection {
         return try opened.get()
     }
 
-    /// Connects and completes `HELLO`/`WELCOME`, blocking the calling thread (the reader thread) for at most
+    /// Connects and completes `HELLO`/`WELCOME`, blocking the calling thread (the connecting thread) for at most
     /// `requestTimeout` per read and write.
     private static func handshake(
         socketPath: String,
@@ -81,7 +81,7 @@ extension Connection {
                 throw HeraldError(.protocolError, "heraldd chose protocol version \(welcome.version), not offered")
             }
             do {
-                // From here on nothing blocks: the reader thread waits in poll, and writers never wait in send.
+                // From here on nothing blocks: the reader loop waits in epoll_wait, and writers never wait in send.
                 try socket.setNonBlocking(true)
             } catch {
                 throw HeraldError(.io, "\(error)")

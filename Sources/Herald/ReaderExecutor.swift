@@ -9,8 +9,9 @@ import Synchronization
 /// machine's cores. A task that prefers this executor is instead resumed on the reader thread itself, right after the
 /// read that fed it, as a single-threaded client written in C would do: one thread reads, routes and consumes.
 ///
-/// That thread is the process's ``ReaderLoop``, which reads every connection: the jobs of all the Heralds of a process
-/// run there, in the order they were enqueued, between the loop's reads (see ``ReaderLoop`` for its turn).
+/// That thread is one of the process's ``ReaderLoop``s, which reads this Herald's connection and others: the jobs of
+/// all the Heralds it reads run there, in the order they were enqueued, between its reads (see ``ReaderLoop`` for its
+/// turn). A Herald keeps its loop from one connection to the next.
 ///
 /// Between connections (reconnecting), after the Herald closes, and while the loop does not run, jobs go to the
 /// global concurrent executor: a preference, not a promise.
@@ -24,7 +25,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     /// The connection the loop reads for this executor's Herald; nil between connections and once it is closed.
     private let owner = Mutex<ObjectIdentifier?>(nil)
 
-    init(loop: ReaderLoop = .shared) {
+    init(loop: ReaderLoop = .next()) {
         self.loop = loop
     }
 
