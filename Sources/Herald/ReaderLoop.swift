@@ -199,15 +199,28 @@ final class ReaderLoop: Sendable {
                     writeRequestedOutput(&readers, io, again: &again)
                 }
                 // After the jobs: the posts they made go out with the batch.
-                let writes = again + output
+                for connection in output {
+                    if let reader = readers[connection] {
+                        write(reader, io, &readers, again: &again)
+                    }
+                }
+            case .wait:
+                break
+            }
+            // Output that was not all written last turn (a writer writes at most two batches per call, so the
+            // loop reads between them): every turn, or a publisher whose posts alone keep the loop busy would wait
+            // for its room forever.
+            if !again.isEmpty {
+                let writes = again
                 again = []
                 for connection in writes {
                     if let reader = readers[connection] {
                         write(reader, io, &readers, again: &again)
                     }
                 }
-            case .wait:
-                timeout = again.isEmpty ? readers.nextDeadlineMilliseconds() : 0
+            }
+            if case .wait = turn, again.isEmpty {
+                timeout = readers.nextDeadlineMilliseconds()
             }
             let count: Int
             do {

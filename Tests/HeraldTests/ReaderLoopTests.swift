@@ -69,12 +69,41 @@ import Testing
             }
             #expect(complete, "not every connection received all \(count) posts")
             for index in 0..<20 {
-                #expect(received.payloads(index) == expected, "connection \(index) lost or reordered posts")
+                let inOrder = received.payloads(index) == expected
+                #expect(inOrder, "connection \(index) lost or reordered posts")
             }
             // The consumers ran on the threads that read the connections: one per loop, not one per connection.
             #expect(received.threads.count <= ReaderLoop.all.count)
             for consumer in consumers { consumer.cancel() }
             for herald in subscribers + [poster] { await herald.close() }
+        }
+    }
+
+    @Test func aPublisherPostingWithoutPauseHasEveryPostWrittenAndDeliveredInOrder() async throws {
+        try await withDaemon { daemon in
+            // Enough to fill the outgoing buffer many times over: the loop writes it batch after batch, with nothing
+            // else to wake it, while the post that does not fit waits for room.
+            let count = 100_000
+            let subscriber = try await connect(daemon)
+            let notifications = try await subscriber.notifications(
+                matching: "loop.burst",
+                bufferingPolicy: .unbounded
+            )
+            let received = Received()
+            let consumer = Self.consume(notifications, on: subscriber, as: 0, into: received)
+            let publisher = try await connect(daemon)
+            let posting = Task {
+                for index in 0..<count {
+                    try await publisher.post("loop.burst", payload: Self.payload(index))
+                }
+            }
+            let complete = try await eventually(timeout: .seconds(60)) { received.payloads(0).count >= count }
+            posting.cancel()
+            #expect(complete, "the subscriber got \(received.payloads(0).count) of \(count) posts")
+            let inOrder = received.payloads(0) == (0..<count).map(UInt32.init)
+            #expect(inOrder, "the posts arrived out of order, or some twice")
+            consumer.cancel()
+            for herald in [subscriber, publisher] { await herald.close() }
         }
     }
 
@@ -94,7 +123,8 @@ import Testing
             }
             let complete = try await eventually(timeout: .seconds(30)) { received.payloads(0).count >= count }
             #expect(complete, "the healthy connection got \(received.payloads(0).count) of \(count) posts")
-            #expect(received.payloads(0) == (0..<count).map(UInt32.init))
+            let inOrder = received.payloads(0) == (0..<count).map(UInt32.init)
+            #expect(inOrder, "the healthy connection's posts arrived out of order, or some twice")
             // The stalled connection is still open and answered: the loop kept reading it.
             _ = try await stalled.flush()
             #expect(stalled.connection.closedReason == nil)
@@ -125,8 +155,9 @@ import Testing
                 received.payloads(0).count >= 100 && received.payloads(2).count >= 100
             }
             #expect(delivered)
-            #expect(received.payloads(0) == (0..<100).map(UInt32.init))
-            #expect(received.payloads(2) == (0..<100).map(UInt32.init))
+            let inOrder = (0..<100).map(UInt32.init)
+            #expect(received.payloads(0) == inOrder)
+            #expect(received.payloads(2) == inOrder)
             #expect(received.payloads(1).isEmpty)
             // The others still answer requests.
             _ = try await heralds[0].flush()
