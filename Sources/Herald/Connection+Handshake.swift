@@ -3,14 +3,12 @@ import HeraldPosix
 import HeraldWire
 
 extension Connection {
-    /// Connects to the daemon at `socketPath`, completes `HELLO`/`WELCOME`, and hands the connection to the process's
-    /// ``ReaderLoop``, which reads it from then on.
+    /// Connects to the daemon at `socketPath`, completes `HELLO`/`WELCOME`, and starts the reader thread.
     ///
-    /// The connect(2) and the handshake run on a thread of their own, which ends once the loop has the connection: the
-    /// calling task only suspends, and the loop's thread never waits for one daemon. They block that thread, bounded
-    /// by `requestTimeout` per read and write (`SO_RCVTIMEO`, `SO_SNDTIMEO`), never a thread of the cooperative pool,
-    /// which on Linux has only as many threads as cores: two apps connecting to a daemon slow to answer would
-    /// otherwise stall every task of the process.
+    /// The connect(2) and the handshake run on the connection's own reader thread, which then goes on reading: the
+    /// calling task only suspends. They block that thread, bounded by `requestTimeout` per read and write
+    /// (`SO_RCVTIMEO`, `SO_SNDTIMEO`), never a thread of the cooperative pool, which on Linux has only as many threads
+    /// as cores: two apps connecting to a daemon slow to answer would otherwise stall every task of the process.
     ///
     /// - Throws: `.daemonUnavailable` when nothing listens on the path, `.timedOut`, `.daemonError` for an `ERROR`
     ///   (`PERMISSION_DENIED`, `UNSUPPORTED_VERSION`), `.disconnected` when the daemon is shutting down.
@@ -29,25 +27,18 @@ extension Connection {
                     continuation.resume(returning: .failure(error))
                     return
                 }
-                // Before the caller resumes, so a task it starts at once on the executor runs on the reader thread.
+                // Before the caller resumes, so a task it starts at once on the executor runs on this thread.
                 connection.executor.attach(ObjectIdentifier(connection))
-                do throws(HeraldError) {
-                    try executor.loop.register(connection)
-                } catch {
-                    connection.executor.detach(ObjectIdentifier(connection))
-                    connection.fail(error, local: true)
-                    continuation.resume(returning: .failure(error))
-                    return
-                }
                 continuation.resume(returning: .success(connection))
+                connection.runReader(maxPayload: Int(connection.welcome.maxPayload))
             }
-            thread.name = "herald-connect"
+            thread.name = "herald-reader"
             thread.start()
         }
         return try opened.get()
     }
 
-    /// Connects and completes `HELLO`/`WELCOME`, blocking the calling thread (the connecting thread) for at most
+    /// Connects and completes `HELLO`/`WELCOME`, blocking the calling thread (the reader thread) for at most
     /// `requestTimeout` per read and write.
     private static func handshake(
         socketPath: String,
@@ -81,7 +72,7 @@ extension Connection {
                 throw HeraldError(.protocolError, "heraldd chose protocol version \(welcome.version), not offered")
             }
             do {
-                // From here on nothing blocks: the reader loop waits in epoll_wait, and writers never wait in send.
+                // From here on nothing blocks: the reader thread waits in poll, and writers never wait in send.
                 try socket.setNonBlocking(true)
             } catch {
                 throw HeraldError(.io, "\(error)")

@@ -91,15 +91,15 @@ extension Connection {
     ///
     /// - Parameter lone: what ``WriterState/isLone(at:)`` said when the frame was queued.
     private func startWriting(lone: Bool) {
-        let loop = executor.loop
-        if !lone, loop.isReading(self) {
+        let owner = ObjectIdentifier(self)
+        if !lone, executor.isDriven(by: owner) {
             writer.withLock { $0.owner = .reader }
-            _ = loop.requestOutput(self)
+            _ = executor.requestOutput(from: owner)
             return
         }
-        // Lone, or the reader no longer reads this connection: written now, without blocking. What the socket does not
-        // take, or what others add meanwhile, is the reader's to write.
-        if writeOutput(asCaller: true) != nil { _ = loop.requestOutput(self) }
+        // Lone, or the reader cannot be woken: written now, without blocking. What the socket does not take, or what
+        // others add meanwhile, is the reader's to write; one that cannot be woken looks for it now and then.
+        if writeOutput(asCaller: true) != nil { _ = executor.requestOutput(from: owner) }
     }
 
     /// Writes what the socket takes of the outgoing buffer, without blocking, if this writer owns it: the reader

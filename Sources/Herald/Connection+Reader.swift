@@ -3,58 +3,62 @@ import HeraldPosix
 import HeraldWire
 
 extension Connection {
-    /// Reads the socket once, without blocking, for the ``ReaderLoop``, which found it ready; copies the whole frames
-    /// read once into bytes every notification of the read shares, and routes them under one lock.
-    ///
-    /// - Returns: why the connection ends (end of file, a failed read, an `ERROR`, a broken protocol), or nil while
-    ///   it goes on; the loop then calls ``readerEnded(_:)``.
-    func readOnce(_ reader: ConnectionReader) -> HeraldError? {
-        let count: Int
-        do {
-            // Level-triggered readiness may be stale (another read took the bytes): nothing to do then.
-            guard let read = try socket.read(into: reader.buffer.free).value else { return nil }
-            count = read
-        } catch {
-            return Self.readFailure(error)
-        }
-        guard count > 0 else {
-            return HeraldError(.disconnected, "heraldd closed the connection")
-        }
-        reader.buffer.didRead(count)
-        // Where the whole frames end: only their length prefixes are read here.
-        var violation: HeraldError?
-        var whole = 0
-        do throws(WireError) {
-            let bytes = reader.buffer.bytes
-            while let size = try reader.scanner.frameSize(
-                atStartOf: UnsafeRawBufferPointer(rebasing: bytes[whole...])
-            ) {
-                guard whole + size <= bytes.count else {
-                    reader.buffer.reserve(size)
-                    break
+    /// The reader thread's loop: wait for input, running meanwhile the jobs of the tasks that prefer this thread
+    /// (``ReaderExecutor``); read whatever is there; copy the whole frames once into bytes every notification of the
+    /// read shares, and route them under one lock.
+    func runReader(maxPayload: Int) {
+        let scanner = FrameScanner(maxPayload: maxPayload)
+        var buffer = ReceiveBuffer()
+        var ending: HeraldError?
+        let owner = ObjectIdentifier(self)
+        var blockedOutput: Int32?
+        defer { executor.detach(owner) }
+        while ending == nil {
+            let count: Int
+            do {
+                try executor.runJobsAndWait(for: owner, socket: socket, blockedOutput: &blockedOutput) {
+                    writeOutput()
                 }
-                whole += size
+                // The socket has input (or end of file, or an error), so this returns at once; if it did not after
+                // all, waiting again is right.
+                guard let read = try socket.read(into: buffer.free).value else { continue }
+                count = read
+            } catch {
+                ending = Self.readFailure(error)
+                break
             }
-        } catch {
-            violation = HeraldError(.protocolError, "heraldd broke the wire protocol: \(error)")
+            guard count > 0 else {
+                ending = HeraldError(.disconnected, "heraldd closed the connection")
+                break
+            }
+            buffer.didRead(count)
+            // Where the whole frames end: only their length prefixes are read here.
+            var violation: HeraldError?
+            var whole = 0
+            do throws(WireError) {
+                let bytes = buffer.bytes
+                while let size = try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: bytes[whole...])) {
+                    guard whole + size <= bytes.count else {
+                        buffer.reserve(size)
+                        break
+                    }
+                    whole += size
+                }
+            } catch {
+                violation = HeraldError(.protocolError, "heraldd broke the wire protocol: \(error)")
+            }
+            if whole > 0 {
+                // Notifications point into these bytes rather than the receive buffer, which the next read reuses.
+                let shared = NotificationBytes(copying: UnsafeRawBufferPointer(rebasing: buffer.bytes[..<whole]))
+                buffer.consume(whole)
+                // Frames before a violation are still delivered: they were valid.
+                ending = dispatch(shared, maxPayload: maxPayload) ?? violation
+            } else {
+                ending = violation
+            }
+            if let ending, ending.code == .protocolError { options.logger?.error("\(ending)") }
         }
-        var ending = violation
-        if whole > 0 {
-            // Notifications point into these bytes rather than the receive buffer, which the next read reuses.
-            let shared = NotificationBytes(copying: UnsafeRawBufferPointer(rebasing: reader.buffer.bytes[..<whole]))
-            reader.buffer.consume(whole)
-            // Frames before a violation are still delivered: they were valid.
-            ending = dispatch(shared, maxPayload: Int(welcome.maxPayload)) ?? violation
-        }
-        if let ending, ending.code == .protocolError { options.logger?.error("\(ending)") }
-        return ending
-    }
-
-    /// The ``ReaderLoop`` stopped reading this connection for `reason`: it fails, its executor goes back to the
-    /// global concurrent executor, and whoever waits for its reader to end (``close()``) resumes.
-    func readerEnded(_ reason: HeraldError) {
-        executor.detach(ObjectIdentifier(self))
-        fail(reason)
+        fail(ending!)
         let waiters = state.withLock { state in
             state.readerEnded = true
             defer { state.readerWaiters = [] }

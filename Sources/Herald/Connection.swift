@@ -5,15 +5,14 @@ import Synchronization
 
 /// One connection to heraldd: the socket, the reader thread's routing state, and the requests in flight.
 ///
-/// The socket is non-blocking once the handshake is done. One of the process's ``ReaderLoop``s, a thread that reads
-/// many connections, reads it (see `Connection+Reader.swift`); callers queue whole frames in one outgoing buffer, written by one writer at a time
+/// The socket is non-blocking once the handshake is done. A dedicated reader thread reads it (see
+/// `Connection+Reader.swift`); callers queue whole frames in one outgoing buffer, written by one writer at a time
 /// (see `Connection+Output.swift`), so frames never interleave. A daemon that takes no output for `requestTimeout`
 /// becomes an error, never a hang.
 ///
-/// The reader loop holds the connection strongly until its reading ends, when the socket is shut down, which
-/// ``fail(_:)`` does; ``Herald``'s deinit calls it, so the loop never reads for a released owner. The descriptor itself
-/// is closed only when the connection is freed, after the loop has taken it out of its epoll instance and let go of
-/// it, so no thread can use a reused number.
+/// The reader thread holds the connection strongly and ends when the socket is shut down, which ``fail(_:)`` does;
+/// ``Herald``'s deinit calls it, so the thread never outlives its owner. The descriptor itself is closed only when
+/// the connection is freed, after the reader thread has let go of it, so no thread can use a reused number.
 final class Connection: Sendable {
 
     let socket: FileDescriptor
@@ -21,7 +20,7 @@ final class Connection: Sendable {
     let welcome: Frame.Welcome
     let options: Herald.Options
     let noticeSender: NoticeSender
-    /// The owning ``Herald``'s executor, whose jobs run on the reader loop's thread while it reads this connection.
+    /// The owning ``Herald``'s executor, which the reader thread drives while it reads this connection.
     let executor: ReaderExecutor
     let state = Mutex(ConnectionState())
     /// Given the live subscriptions when the connection is lost, for ``Herald`` to move them to a new connection;
@@ -238,8 +237,7 @@ final class Connection: Sendable {
         guard let (subscriptions, resumptions) = state.withLock({ $0.close(reason) }) else { return }
         options.logger?.debug("connection to \(socketPath) ended: \(reason)")
         breakOutput()
-        // Shut down, not close: the reader loop may be reading this descriptor right now, and must remove it from
-        // its epoll instance before the number can be reused.
+        // Shut down, not close: the reader thread may be inside read(2) on this descriptor right now.
         try? socket.shutdown(read: true, write: true)
         let handler = lostHandler.withLock { handler in
             defer { handler = nil }

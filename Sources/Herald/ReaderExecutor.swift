@@ -4,54 +4,250 @@ import Synchronization
 
 /// A task executor that runs its jobs on the thread that reads a ``Herald``'s socket: ``Herald/taskExecutor``.
 ///
-/// A consumer normally runs on the global concurrent executor: each batch the reader routes to its stream wakes a
-/// pool thread, which costs a futex wake and a context switch per batch, and puts one more runnable thread on the
-/// machine's cores. A task that prefers this executor is instead resumed on the reader thread itself, right after the
-/// read that fed it, as a single-threaded client written in C would do: one thread reads, routes and consumes.
+/// A consumer normally runs on the global concurrent executor: each batch the reader thread routes to its stream
+/// wakes a pool thread, which costs a futex wake and a context switch per batch, and puts one more runnable thread on
+/// the machine's cores. A task that prefers this executor is instead resumed on the reader thread itself, right after
+/// the read that fed it, as a single-threaded client written in C would do: one thread reads, routes and consumes.
 ///
-/// That thread is one of the process's ``ReaderLoop``s, which reads this Herald's connection and others: the jobs of
-/// all the Heralds it reads run there, in the order they were enqueued, between its reads (see ``ReaderLoop`` for its
-/// turn). A Herald keeps its loop from one connection to the next.
+/// How the reader thread drives it, before each read (``runJobsAndWait(for:socket:blockedOutput:writeOutput:)``):
+/// 1. it runs the queued jobs; one enqueued while it runs (a consumer the read just fed) is queued, without a syscall;
+/// 2. it writes the connection's outgoing buffer when a writer asked it to (``requestOutput(from:)``), after those
+///    jobs, so the posts they made go out in one batch;
+/// 3. it waits in `poll` for input on its socket (and for room in it while output is blocked) and on an eventfd; a
+///    job enqueued or a write asked for from another thread while it waits signals the eventfd, once per wait.
 ///
-/// Between connections (reconnecting), after the Herald closes, and while the loop does not run, jobs go to the
-/// global concurrent executor: a preference, not a promise.
+/// Between connections (reconnecting), after the Herald closes, and where there is no eventfd (not Linux, or none
+/// could be made), jobs go to the global concurrent executor: a preference, not a promise.
 ///
 /// A job on the reader thread holds up reading for as long as it runs, which is flow control for a consumer; but code
 /// that blocks the thread waiting for something the reader must read (a synchronous wait for a reply) would never
 /// wake. Async waits are fine: they suspend and give the thread back.
 final class ReaderExecutor: TaskExecutor, Sendable {
-    /// The loop whose thread runs the jobs.
-    let loop: ReaderLoop
-    /// The connection the loop reads for this executor's Herald; nil between connections and once it is closed.
-    private let owner = Mutex<ObjectIdentifier?>(nil)
+    private struct State: ~Copyable {
+        /// The connection whose reader thread drives the executor; nil when none does (or none can be woken), and
+        /// jobs go to the global concurrent executor.
+        var owner: ObjectIdentifier?
+        /// Whether that reader waits in `poll`, on the eventfd too, so a job must signal it; otherwise it is awake
+        /// and runs the queued jobs before it waits again.
+        var isWaiting = false
+        /// That reader thread, for ``isRunningOnReaderThread``.
+        var thread: pthread_t?
+        var jobs: [UnownedJob] = []
+        /// Whether the eventfd was signalled since the reader last drained it.
+        var isSignalled = false
+        /// Whether a writer asked the reader to write the connection's outgoing buffer (``requestOutput(from:)``).
+        var outputRequested = false
+        #if os(Linux)
+        /// Lets another thread wake the reader; one per Herald, kept from one connection to the next.
+        var wakeup: EventFD?
+        #endif
 
-    init(loop: ReaderLoop = .next()) {
-        self.loop = loop
+        /// The eventfd's descriptor, for `poll`; nil without one.
+        var wakeupDescriptor: Int32? {
+            #if os(Linux)
+            switch wakeup {
+            case .some(let wakeup): wakeup.rawValue
+            case .none: nil
+            }
+            #else
+            nil
+            #endif
+        }
+
+        /// Makes connection `owner`'s reader the driver, awake, if no reader drives the executor and one can be
+        /// woken.
+        mutating func claim(for owner: ObjectIdentifier) {
+            guard self.owner == nil, wakeupDescriptor != nil else { return }
+            self.owner = owner
+            isWaiting = false
+            outputRequested = false
+        }
+    }
+
+    private let state: Mutex<State>
+
+    init() {
+        var initial = State()
+        #if os(Linux)
+        // Without an eventfd (EMFILE) the Herald works as well, with its tasks on the global concurrent executor.
+        initial.wakeup = try? EventFD()
+        #endif
+        state = Mutex(initial)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        if owner.withLock({ $0 != nil }), loop.enqueue(unowned, of: self) { return }
-        globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        let queued = state.withLock { state -> Bool in
+            guard state.owner != nil else { return false }
+            state.jobs.append(unowned)
+            #if os(Linux)
+            if state.isWaiting && !state.isSignalled {
+                state.isSignalled = true
+                // A non-blocking eventfd, drained once per wait, cannot reach its maximum: this does not fail.
+                try? state.wakeup?.signal()
+            }
+            #endif
+            return true
+        }
+        if !queued {
+            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        }
     }
 
     /// Whether the calling code runs on the reader thread that drives this executor now (for tests).
     var isRunningOnReaderThread: Bool {
-        owner.withLock { $0 != nil } && loop.isLoopThread
+        state.withLock { state in
+            guard let thread = state.thread else { return false }
+            return pthread_equal(thread, pthread_self()) != 0
+        }
     }
 
-    /// Connection `owner`'s reading is about to start: from now on jobs are queued for the loop, so a task started
-    /// as soon as the Herald is connected runs on the reader thread from its first job. A new connection takes over
-    /// from one that is still ending (reconnecting).
+    /// Whether connection `owner`'s reader thread drives this executor now, so ``requestOutput(from:)`` can wake it.
+    func isDriven(by owner: ObjectIdentifier) -> Bool {
+        state.withLock { $0.owner == owner && $0.wakeupDescriptor != nil }
+    }
+
+    /// Asks connection `owner`'s reader thread to write the connection's outgoing buffer, before it next waits;
+    /// wakes it if it waits.
+    ///
+    /// - Returns: false when that reader does not drive this executor (reconnecting, or no eventfd): it cannot be
+    ///   woken, and the caller writes the buffer itself.
+    func requestOutput(from owner: ObjectIdentifier) -> Bool {
+        state.withLock { state in
+            guard state.owner == owner, state.wakeupDescriptor != nil else { return false }
+            state.outputRequested = true
+            #if os(Linux)
+            if state.isWaiting && !state.isSignalled {
+                state.isSignalled = true
+                try? state.wakeup?.signal()
+            }
+            #endif
+            return true
+        }
+    }
+
+    // MARK: The reader thread's side
+
+    /// Runs the queued jobs and writes the connection's outgoing buffer when asked, then waits until the socket has
+    /// input, running the jobs enqueued meanwhile; called by the reader thread of connection `owner` before each
+    /// read, which then returns at once.
+    ///
+    /// The wait is a `poll` for input, never a blocking `read`: a thread blocked in `read` on a Unix stream socket is
+    /// also woken each time the peer frees what this process wrote (the socket's write-space wake-up goes to every
+    /// waiter on it), so the reader of a connection that only posts was woken for nothing once per daemon read. `poll`
+    /// is woken for input only, and for room to write only while output is blocked.
+    ///
+    /// - Parameters:
+    ///   - blockedOutput: nil when no output waits for room in the socket; otherwise the longest wait for room, in
+    ///     milliseconds. Kept by the reader between calls.
+    ///   - writeOutput: writes what the socket takes of the outgoing buffer; returns what `blockedOutput` becomes.
+    /// - Throws: what `poll` threw; the reader ends as for a failed read.
+    func runJobsAndWait(
+        for owner: ObjectIdentifier,
+        socket: borrowing FileDescriptor,
+        blockedOutput: inout Int32?,
+        writeOutput: () -> Int32?
+    ) throws(SystemError) {
+        while true {
+            let step = state.withLock { state -> Step in
+                // The next connection's reader, once the last one has detached (see ``attach(_:)``).
+                state.claim(for: owner)
+                if state.owner == owner, state.thread == nil {
+                    state.thread = pthread_self()
+                }
+                // Another connection's reader drives the executor (this one is new, the other ending), or there is
+                // no eventfd: wait for input alone.
+                guard state.owner == owner, let wakeup = state.wakeupDescriptor else { return .wait(-1) }
+                if !state.jobs.isEmpty {
+                    defer { state.jobs = [] }
+                    return .run(state.jobs)
+                }
+                if state.outputRequested {
+                    state.outputRequested = false
+                    return .write
+                }
+                state.isWaiting = true
+                return .wait(wakeup)
+            }
+            switch step {
+            case .run(let jobs):
+                for job in jobs {
+                    job.runSynchronously(on: asUnownedTaskExecutor())
+                }
+                // Jobs that enqueued more must not starve the socket: look at it before the next round.
+                if hasQueuedJobs, try socket.waitForInput(orFrom: -1, timeoutMilliseconds: 0).this { return }
+            case .write:
+                // After the jobs that ran before it: the posts of one turn of the reader thread go out together.
+                blockedOutput = writeOutput()
+            case .wait(let wakeup):
+                var timeout = blockedOutput ?? -1
+                if wakeup == -1 {
+                    // Writers cannot wake this reader, so they write themselves; what the socket did not take then
+                    // is this reader's to write, and it looks for it now and then.
+                    timeout = timeout == -1 ? 50 : min(timeout, 50)
+                }
+                let ready = try socket.waitForInput(
+                    orOutput: blockedOutput != nil,
+                    orFrom: wakeup,
+                    timeoutMilliseconds: timeout
+                )
+                didWake(owner)
+                if ready.writable || wakeup == -1 || (blockedOutput != nil && !ready.this && !ready.other) {
+                    blockedOutput = writeOutput()
+                }
+                if ready.this { return }
+            }
+        }
+    }
+
+    private var hasQueuedJobs: Bool {
+        state.withLock { !$0.jobs.isEmpty }
+    }
+
+    private enum Step {
+        case run([UnownedJob])
+        /// Write the outgoing buffer.
+        case write
+        /// Wait for input on the socket and on this descriptor, if it is not -1.
+        case wait(Int32)
+    }
+
+    /// The reader woke: jobs enqueued from here on are queued for it, and a pending wake-up is consumed.
+    private func didWake(_ owner: ObjectIdentifier) {
+        state.withLock { state in
+            guard state.owner == owner else { return }
+            state.isWaiting = false
+            #if os(Linux)
+            if state.isSignalled {
+                state.isSignalled = false
+                _ = try? state.wakeup?.drain()
+            }
+            #endif
+        }
+    }
+
+    /// Connection `owner`'s reader thread is about to start: from now on jobs are queued for it, so a task started
+    /// as soon as the Herald is connected runs on that thread from its first job. Does nothing while another
+    /// connection's reader still drives the executor (reconnecting); the new reader then takes over once that one
+    /// has detached.
     func attach(_ owner: ObjectIdentifier) {
-        self.owner.withLock { $0 = owner }
+        state.withLock { $0.claim(for: owner) }
     }
 
-    /// The reading of `owner` ended: later jobs, until another connection attaches, go to the global concurrent
-    /// executor.
+    /// The reader thread of `owner` ends: the jobs still queued, and every later one until another reader takes
+    /// over, go to the global concurrent executor.
     func detach(_ owner: ObjectIdentifier) {
-        self.owner.withLock { current in
-            if current == owner { current = nil }
+        let orphans = state.withLock { state -> [UnownedJob] in
+            guard state.owner == owner else { return [] }
+            state.owner = nil
+            state.thread = nil
+            state.isWaiting = false
+            state.outputRequested = false
+            defer { state.jobs = [] }
+            return state.jobs
+        }
+        for job in orphans {
+            globalConcurrentExecutor.enqueue(ExecutorJob(job))
         }
     }
 }
