@@ -10,8 +10,9 @@ extension Connection {
         case full
         /// In the buffer, behind a writer that will write it.
         case queued
-        /// In the buffer, and the caller is its writer now.
-        case write
+        /// In the buffer, and the caller is its writer now: it writes at once when the frame is lone (see
+        /// ``WriterState/isLone(at:)``), else hands the writing to the reader thread.
+        case write(lone: Bool)
     }
 
     /// Queues a post, waiting while the outgoing buffer is full.
@@ -23,8 +24,8 @@ extension Connection {
             switch queue(frame, size: size, bounded: true) {
             case .closed: throw closedError
             case .queued: return
-            case .write:
-                startWriting()
+            case .write(let lone):
+                startWriting(lone: lone)
                 return
             case .full:
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -46,7 +47,7 @@ extension Connection {
     func write(_ frame: Frame) throws(HeraldError) {
         switch queue(frame, size: frame.encodedSize, bounded: false) {
         case .closed: throw closedError
-        case .write: startWriting()
+        case .write(let lone): startWriting(lone: lone)
         case .queued, .full: return
         }
     }
@@ -75,21 +76,23 @@ extension Connection {
             writer.pending.append(contentsOf: frame)
             guard writer.owner == .none else { return .queued }
             writer.owner = .caller
-            return .write
+            // The clock only for a frame that finds the buffer idle: a vDSO read, not a syscall.
+            return .write(lone: writer.isLone(at: SystemClock.monotonicNanoseconds()))
         }
     }
 
     /// Writes the buffer the caller now owns the writing of: at once when it is a lone frame, else by the reader
     /// thread.
     ///
-    /// A frame is lone when the daemon has read everything written before it (`SIOCOUTQ` is 0): nothing suggests
-    /// another post is coming, so waiting for one would only add latency. When the daemon has not yet read the last
-    /// write, posts are coming faster than it reads: the reader thread writes them, and whatever is added before it
-    /// gets to it, in one `send`.
-    private func startWriting() {
+    /// A frame is lone when no `send` took output of this connection within ``WriterState/burstGapNanoseconds``
+    /// before it (``WriterState/isLone(at:)``): nothing suggests another post is coming, so waiting for one would only
+    /// add latency. Otherwise posts are coming faster than one `send` each is worth: the reader thread writes them,
+    /// and whatever is added before it gets to it, in one `send`.
+    ///
+    /// - Parameter lone: what ``WriterState/isLone(at:)`` said when the frame was queued.
+    private func startWriting(lone: Bool) {
         let owner = ObjectIdentifier(self)
-        let wakeable = executor.isDriven(by: owner)
-        if wakeable, (try? socket.unsentByteCount()) != 0 {
+        if !lone, executor.isDriven(by: owner) {
             writer.withLock { $0.owner = .reader }
             _ = executor.requestOutput(from: owner)
             return
@@ -150,9 +153,11 @@ extension Connection {
             }
             switch result {
             case .success(.processed(let count)):
+                let now = SystemClock.monotonicNanoseconds()
                 let done = writer.withLock { writer -> Bool in
                     writer.written += count
                     writer.blockedSince = 0
+                    writer.lastSentAt = now
                     return writer.written == writer.outgoing.count
                 }
                 // The socket took part of it: it is full, so wait for room like a refused send.
@@ -225,11 +230,11 @@ extension Connection {
             writer.isOpen = false
             guard writer.owner == .none else { return .queued }
             writer.owner = .caller
-            return .write
+            return .write(lone: true)
         }
         switch step {
         case .closed: return false
-        case .write: startWriting()
+        case .write(let lone): startWriting(lone: lone)
         case .queued, .full: break
         }
         return true
@@ -246,11 +251,11 @@ extension Connection {
             writer.endWhenWritten = reason
             guard writer.owner == .none else { return .queued }
             writer.owner = .caller
-            return .write
+            return .write(lone: true)
         }
         switch step {
         case .closed: fail(reason, local: true)
-        case .write: startWriting()
+        case .write(let lone): startWriting(lone: lone)
         case .queued, .full: break
         }
     }

@@ -162,4 +162,36 @@ import Testing
             await subscriber.close()
         }
     }
+
+    @Test func aPublisherPostingWithoutPauseHasEveryPostWrittenAndDeliveredInOrder() async throws {
+        try await withDaemon { daemon in
+            // Enough to fill the outgoing buffer many times over: batch after batch is written for the posting task,
+            // which waits for room between them, with nothing else going on to wake the writer.
+            let count = 100_000
+            let subscriber = try await connect(daemon)
+            let notifications = try await subscriber.notifications(matching: "burst.post", bufferingPolicy: .unbounded)
+            let received = Mutex<[Int]>([])
+            let consumer = Task {
+                for await notification in notifications where notification.notice == nil {
+                    let index = Self.decode(notification).index
+                    received.withLock { $0.append(index) }
+                }
+            }
+            let publisher = try await connect(daemon)
+            let posting = Task {
+                for index in 0..<count {
+                    try await publisher.post("burst.post", payload: Self.payload(task: 0, index: index))
+                }
+            }
+            let complete = try await eventually(timeout: .seconds(60)) { received.withLock { $0.count } >= count }
+            posting.cancel()
+            consumer.cancel()
+            let indices = received.withLock { $0 }
+            #expect(complete, "the subscriber got \(indices.count) of \(count) posts")
+            let inOrder = indices == Array(0..<count)
+            #expect(inOrder, "the posts arrived out of order, or some twice")
+            await publisher.close()
+            await subscriber.close()
+        }
+    }
 }

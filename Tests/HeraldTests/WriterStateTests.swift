@@ -62,4 +62,13 @@ import Testing
         // A small buffer is kept for the next post: no allocation per lone post.
         #expect(small.outgoing.isEmpty && small.outgoing.capacity >= 3)
     }
+
+    @Test func aFrameIsLoneBeforeTheFirstSendAndOnceTheBurstGapHasPassedSinceTheLastOne() {
+        var state = WriterState()
+        #expect(state.isLone(at: 1_000))
+        state.lastSentAt = 1_000_000
+        #expect(!state.isLone(at: 1_000_000))
+        #expect(!state.isLone(at: 1_000_000 + WriterState.burstGapNanoseconds - 1))
+        #expect(state.isLone(at: 1_000_000 + WriterState.burstGapNanoseconds))
+    }
 }
