@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -17,7 +16,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
-#include <linux/sockios.h>
 #endif
 
 // MARK: - Sockets
@@ -143,16 +141,6 @@ int herald_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) 
 
 ssize_t herald_send(int fd, const void *buffer, size_t length) {
     return send(fd, buffer, length, HERALD_SEND_FLAGS);
-}
-
-int herald_unsent_bytes(int fd) {
-    int unsent = 0;
-#ifdef __linux__
-    if (ioctl(fd, SIOCOUTQ, &unsent) < 0) return -1;
-#else
-    if (ioctl(fd, TIOCOUTQ, &unsent) < 0) return -1;
-#endif
-    return unsent;
 }
 
 ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt) {

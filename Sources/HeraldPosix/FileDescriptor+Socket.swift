@@ -56,16 +56,6 @@ extension FileDescriptor {
         }
     }
 
-    /// How many bytes written to this socket its peer has not read yet (ioctl `SIOCOUTQ`).
-    ///
-    /// Zero means the peer has read everything written so far: a writer can tell a lone message from one that
-    /// follows an earlier write still in the socket, without a timer.
-    ///
-    /// - Throws: ``SystemError``, e.g. ENOTSOCK.
-    public borrowing func unsentByteCount() throws(SystemError) -> Int {
-        Int(try completedSyscall("ask descriptor \(rawValue) for its unsent bytes") { herald_unsent_bytes(rawValue) })
-    }
-
     /// Sets `SO_SNDTIMEO`: on a blocking socket, a send that cannot make progress for this long fails with EAGAIN.
     ///
     /// - Parameter seconds: the timeout, at least 0; 0 means wait forever (the kernel's convention).

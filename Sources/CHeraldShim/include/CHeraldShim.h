@@ -54,9 +54,6 @@ ssize_t herald_send(int fd, const void *buffer, size_t length);
 /// sendmsg(2) of an iovec array with MSG_NOSIGNAL (see herald_send).
 ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt);
 
-/// How many bytes written to socket `fd` its peer has not read yet: ioctl
-/// SIOCOUTQ (Linux; TIOCOUTQ elsewhere). Returns -1 with errno on failure.
-int herald_unsent_bytes(int fd);
 
 // MARK: - Errors
 
