@@ -68,14 +68,14 @@ import Testing
     @Test func aTakenPortIsReportedWithItsAddress() throws {
         let first = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: first)
-        let error = #expect(throws: SystemError.self) { try TCPSocket.listen(host: "127.0.0.1", port: port) }
+        let error = #expect(throws: SystemError.self) { _ = try TCPSocket.listen(host: "127.0.0.1", port: port) }
         #expect(error?.errno == .addressInUse)
         #expect(error?.description.contains("127.0.0.1:\(port)") == true)
     }
 
     @Test(arguments: ["example.com", "", "127.0.0.256", "1.2.3"])
     func aHostThatIsNotALiteralIsRejected(host: String) {
-        let error = #expect(throws: SystemError.self) { try TCPSocket.listen(host: host, port: 0) }
+        let error = #expect(throws: SystemError.self) { _ = try TCPSocket.listen(host: host, port: 0) }
         #expect(error?.errno == .invalidArgument)
         #expect(error?.description.contains("not an IPv4 or IPv6 address") == true)
     }
@@ -84,7 +84,7 @@ import Testing
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: listener)
         listener.close()
-        let error = #expect(throws: SystemError.self) { try TCPSocket.connect(host: "127.0.0.1", port: port) }
+        let error = #expect(throws: SystemError.self) { _ = try TCPSocket.connect(host: "127.0.0.1", port: port) }
         #expect(error?.errno == .connectionRefused)
     }
 
