@@ -92,9 +92,7 @@ extension Daemon {
     /// Carries out a `PLUGIN` request (``BrokerAction/pluginRequest(_:)``) and answers it.
     mutating func answerPluginRequest(_ request: Broker.PluginRequest) {
         let error = pluginRequest(request.frame)
-        if broker.answer(request, error: error) == .closeAfterFlush {
-            beginClosing(Int32(request.connection.rawValue))
-        }
+        broker.answer(request, error: error, into: &actions)
     }
 
     /// A subscription began while the supervisor awaits some (``BrokerAction/subscribed(_:)``).
