@@ -157,7 +157,11 @@ private struct Harness {
         peers[slot] = Peer()
         peers[slot].isOpen = true
         peers[slot].wasOpened = true
-        broker.connectionOpened(ConnectionID(slot), sender: Sender(pid: Int32(100 + slot), uid: uid, gid: 100), into: &actions)
+        broker.connectionOpened(
+            ConnectionID(slot),
+            sender: Sender(pid: Int32(100 + slot), uid: uid, gid: 100),
+            into: &actions
+        )
         carryOutActions()
         checkInvariants()
     }
@@ -220,7 +224,10 @@ private struct Harness {
             broker.closingBegan(on: id, into: &actions)
         case .close(let id):
             guard peers[id.rawValue].isOpen else { return }
-            require(broker.isClosing(id) && !broker.hasOutput(id), "close for \(id), which has output or is not closing")
+            require(
+                broker.isClosing(id) && !broker.hasOutput(id),
+                "close for \(id), which has output or is not closing"
+            )
             close(id.rawValue)
         case .watch(let id, let reading, _):
             guard peers[id.rawValue].isOpen else { return }

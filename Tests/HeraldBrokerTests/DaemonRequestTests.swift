@@ -25,7 +25,8 @@ struct DaemonRequestTests {
         var harness = BrokerHarness()
         let asker = harness.connect(1)
         _ = harness.output(of: asker)
-        let request = harness.send(.plugin(.init(request: 6, action: .start, name: "nope")), from: asker).pluginRequests[0]
+        let request = harness.send(.plugin(.init(request: 6, action: .start, name: "nope")), from: asker)
+            .pluginRequests[0]
         #expect(harness.answer(request, error: "no plugin is called nope").closesConnection)
         #expect(
             harness.output(of: asker) == [.error(WireError(.unknownPlugin, "no plugin is called nope", request: 6))]
