@@ -52,7 +52,7 @@ extension Daemon {
             } else {
                 logger.debug("connection \(fd) from pid \(credentials.pid) uid \(credentials.uid)")
             }
-            let sender = Sender(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+            let sender = Sender(credentials)
             let before = actions.count
             broker.connectionOpened(ConnectionID(Int(fd)), sender: sender, into: &actions)
             if actions.count > before {

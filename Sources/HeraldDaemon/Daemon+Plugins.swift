@@ -276,9 +276,11 @@ extension Daemon {
             return
         }
         let daemon = Sender(
-            pid: ProcessIdentity.currentPID(),
-            uid: ProcessIdentity.currentUID(),
-            gid: ProcessIdentity.currentGID()
+            Credentials(
+                pid: ProcessIdentity.currentPID(),
+                uid: ProcessIdentity.currentUID(),
+                gid: ProcessIdentity.currentGID()
+            )
         )
         broker.postAsDaemon(
             name: name,
