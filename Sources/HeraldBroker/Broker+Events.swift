@@ -144,11 +144,14 @@ extension Broker {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             do {
                 guard let size = try scanner.frameSize(atStartOf: rest), size <= rest.count else { break }
-                let action = try FrameDecoder.withFrame(
+                // The frame's bytes outlive this call, so a POST's view comes back as a value: no closure round
+                // trip from HeraldWire into the broker.
+                let next = try FrameDecoder.frame(
                     UnsafeRawBufferPointer(rebasing: rest[..<size]),
                     role: .daemon,
                     maxPayload: maxPayload
-                ) { received($0, from: id, now: now) }
+                )
+                let action = received(next, from: id, now: now)
                 offset += size
                 frames += 1
                 more = frameHandled(id, action, into: &actions)
