@@ -237,14 +237,17 @@ public struct Broker {
     }
 
     /// The daemon is stopping: every connection gets a final `SHUTTING_DOWN` error after what is already
-    /// queued for it, and pending wills are discarded (wire.md, `WILL`).
-    public mutating func shutDown() {
+    /// queued for it (one already closing keeps its own final error), and a ``BrokerAction/closeAfterFlush(_:)``;
+    /// pending wills are discarded (wire.md, `WILL`).
+    public mutating func shutDown(into actions: inout [BrokerAction]) {
         isShuttingDown = true
         for pending in pendingWills.elements { charge(pending.will, -1) }
         pendingWills.removeAll()
-        for slot in mailboxes.indices {
-            guard mailboxes[slot].phase != .closed && mailboxes[slot].phase != .closing else { continue }
-            _ = fail(ConnectionID(slot), WireError(.shuttingDown, "heraldd is shutting down"))
+        for slot in mailboxes.indices where mailboxes[slot].phase != .closed {
+            if mailboxes[slot].phase != .closing {
+                _ = fail(ConnectionID(slot), WireError(.shuttingDown, "heraldd is shutting down"))
+            }
+            actions.append(.closeAfterFlush(ConnectionID(slot)))
         }
     }
 

@@ -448,7 +448,16 @@ private struct Harness {
     mutating func shutDown() {
         guard !isShutDown else { return }
         isShutDown = true
-        broker.shutDown()
+        broker.shutDown(into: &actions)
+        var closing = 0
+        for action in actions {
+            guard case .closeAfterFlush(let id) = action, peers[id.rawValue].isOpen else {
+                requireFailure("shutDown appended \(action)")
+            }
+            closing += 1
+        }
+        require(closing == peers.filter(\.isOpen).count, "shutDown closes \(closing) connections, not every open one")
+        carryOutActions()
         require(broker.nextWillDeadline == nil, "wills survive shutDown")
         for slot in peers.indices where peers[slot].isOpen {
             require(broker.isClosing(ConnectionID(slot)), "#\(slot) not closing after shutDown")

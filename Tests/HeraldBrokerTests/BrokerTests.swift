@@ -312,7 +312,9 @@ struct BrokerTests {
         var harness = BrokerHarness()
         let a = harness.connect(1)
         let b = harness.connect(2)
-        harness.broker.shutDown()
+        var actions: [BrokerAction] = []
+        harness.broker.shutDown(into: &actions)
+        #expect(actions == [.closeAfterFlush(a), .closeAfterFlush(b)])
         for id in [a, b] {
             #expect(harness.output(of: id) == [.error(WireError(.shuttingDown, "heraldd is shutting down"))])
             #expect(harness.broker.isClosing(id))

@@ -76,7 +76,8 @@ struct WillTests {
         let client = harness.connect(2)
         harness.send(will("presence.alice"), from: client)
         harness.broker.connectionClosed(client, monotonicNow: 0)
-        harness.broker.shutDown()
+        var actions: [BrokerAction] = []
+        harness.broker.shutDown(into: &actions)
         #expect(harness.broker.nextWillDeadline == nil)
     }
 
