@@ -15,6 +15,8 @@
 #      WORKLOADS="fanout-1 fanout-10 fanout-100 latency named": the workloads of each round.
 #      BEFORE_BIN=DIR: also run DIR/herald-bench (an earlier build) in each round, as "herald-bench-before", so a
 #      change to the library is measured against its predecessor in the same rounds.
+#      HERALDD_BEFORE=PATH: also run PATH (an earlier heraldd) in each round, measured by the C client beside heraldd
+#      as "heraldd-before", so a change to the daemon is measured against its predecessor in the same rounds.
 # Everything it starts it stops (trap EXIT); every run is bounded by timeout(1).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,6 +61,13 @@ start_heraldd() { # start_heraldd DIR [ARGS...]: sets HERALD_PID, HERALD_SOCK
     HERALD_PID=$!
     PIDS+=("$HERALD_PID")
     wait_for "[ -S $HERALD_SOCK ]"
+}
+start_before() { # HERALDD_BEFORE, on a socket of its own
+    BEFORE_SOCK=$TMP/before$rep/socket
+    "$HERALDD_BEFORE" --socket "$BEFORE_SOCK" --log-level warning 2>>"$TMP/heraldd-before.log" &
+    BEFORE_PID=$!
+    PIDS+=("$BEFORE_PID")
+    wait_for "[ -S $BEFORE_SOCK ]"
 }
 start_relay() { # the one-hop reference speaks wire.md, so the harness measures it through peer_herald.c
     RELAY_SOCK=$TMP/relay$rep.sock
@@ -177,9 +186,14 @@ for rep in $(seq "$REPS"); do
     start_heraldd "$TMP/herald$rep" || { log "heraldd did not start"; cat "$TMP/heraldd.log" >&2; exit 1; }
     start_redis || { log "redis did not start"; cat "$TMP/redis.log" >&2; exit 1; }
     start_relay || { log "relay_limit did not start"; cat "$TMP/relay.log" >&2; exit 1; }
+    before=""
+    if [ -n "${HERALDD_BEFORE:-}" ]; then
+        start_before || { log "HERALDD_BEFORE did not start"; cat "$TMP/heraldd-before.log" >&2; exit 1; }
+        before=before
+    fi
     measure uds_limit fanout timeout 60 "$BUILD/uds_limit" --duration 1 --only fanout
     for w in $WORKLOADS; do
-        if (( rep % 2 )); then order="redis herald zmq relay"; else order="relay zmq herald redis"; fi
+        if (( rep % 2 )); then order="redis herald $before zmq relay"; else order="relay zmq $before herald redis"; fi
         for peer in $order; do
             case $peer in
             redis) c_bench redis "$REDIS_SOCK" "$REDIS_PID" "$w" ;;
@@ -187,6 +201,7 @@ for rep in $(seq "$REPS"); do
             zmq) c_bench zmq "$TMP/zmq$rep-$w" 0 "$w"; rm -f "$TMP/zmq$rep-$w"* ;;
             herald) c_bench herald "$HERALD_SOCK" "$HERALD_PID" "$w" ;;
             relay) c_bench herald "$RELAY_SOCK" "$RELAY_PID" "$w" relay_limit ;;
+            before) c_bench herald "$BEFORE_SOCK" "$BEFORE_PID" "$w" heraldd-before ;;
             esac
         done
     done
@@ -208,8 +223,8 @@ for rep in $(seq "$REPS"); do
             --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30)) \
             --consumers pool --label herald-bench-pool
     done
-    stop "$HERALD_PID" "$REDIS_PID" "$RELAY_PID"
-    forget "$HERALD_PID" "$REDIS_PID" "$RELAY_PID"
+    stop "$HERALD_PID" "$REDIS_PID" "$RELAY_PID" ${before:+"$BEFORE_PID"}
+    forget "$HERALD_PID" "$REDIS_PID" "$RELAY_PID" ${before:+"$BEFORE_PID"}
 done
 if [ "$IDLE_CONNS" -gt 0 ]; then
     rep=0

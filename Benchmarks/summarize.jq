@@ -83,6 +83,13 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
      ("fanout-1", "fanout-100", "named") as $w | div(r("herald-bench"; $w); r("herald-bench-before"; $w)) as $q
      | "| herald-bench \($w) against the earlier build (BEFORE_BIN, same rounds) | \(r("herald-bench"; $w) | rate) vs \(r("herald-bench-before"; $w) | rate) | \($q | x) | |"
    else empty end),
+  (if any($all[]; .peer == "heraldd-before") then
+     (("fanout-1", "fanout-10", "fanout-100", "named") as $w | div(r("herald"; $w); r("heraldd-before"; $w)) as $q
+      | "| heraldd \($w) by the C client against the earlier build (HERALDD_BEFORE, same rounds) | \(r("herald"; $w) | rate) vs \(r("heraldd-before"; $w) | rate) | \($q | x) | \(met(if $q then $q >= 1 else null end)) |"),
+     (f("herald"; "latency"; "lat_p50_us") as $p50 | f("herald"; "latency"; "lat_p99_us") as $p99
+      | f("heraldd-before"; "latency"; "lat_p50_us") as $b50 | f("heraldd-before"; "latency"; "lat_p99_us") as $b99
+      | "| heraldd latency p50 / p99 by the C client against the earlier build (HERALDD_BEFORE, same rounds) | \($p50 | us) / \($p99 | us) µs vs \($b50 | us) / \($b99 | us) | \(div($p50; $b50) | x) / \(div($p99; $b99) | x) | \(met(if $p50 and $b50 then $p50 <= $b50 and $p99 <= $b99 else null end)) |")
+   else empty end),
   (div(r("herald"; "named"); uds(1; 1)) as $q
    | "| heraldd named by the C client at least 0.9x uds_limit (1 write per message) | \(r("herald"; "named") | rate) vs \(uds(1; 1) | rate) | \($q | x) | \(met(if $q then $q >= 0.9 else null end)) |"),
   ((runs("herald-bench") + runs("herald-bench-pool")) as $h

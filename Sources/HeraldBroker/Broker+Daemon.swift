@@ -11,35 +11,21 @@ extension Broker {
         public let frame: Frame.Plugin
     }
 
-    /// Hands over the `PLUGIN` requests received since the last call, in the order they came.
+    /// Answers a `PLUGIN` request (``BrokerAction/pluginRequest(_:)``): `ACK` when `error` is nil, else `ERROR`
+    /// `UNKNOWN_PLUGIN` with that reason and a ``BrokerAction/closeAfterFlush(_:)``, as every daemon error ends the
+    /// connection.
     ///
-    /// Each must be answered with ``answer(_:error:)`` in the same turn, so a connection's answers keep the order of
-    /// its requests.
-    public mutating func takePluginRequests() -> [PluginRequest] {
-        guard !pluginRequests.isEmpty else { return [] }
-        defer { pluginRequests.removeAll(keepingCapacity: true) }
-        return pluginRequests
-    }
-
-    /// Answers a `PLUGIN` request: `ACK` when `error` is nil, else `ERROR` `UNKNOWN_PLUGIN` with that reason, which
-    /// ends the connection as every daemon error does.
-    ///
-    /// - Returns: What the owner must do for the asking connection; `.none` when it has closed meanwhile.
-    public mutating func answer(_ request: PluginRequest, error: String?) -> Action {
+    /// Answer each request in the turn it was handed over, before the connection's next frames, so a connection's
+    /// answers keep the order of its requests. Nothing is appended when the asker has closed meanwhile.
+    public mutating func answer(_ request: PluginRequest, error: String?, into actions: inout [BrokerAction]) {
         let id = request.connection
-        guard id.rawValue < mailboxes.count, mailboxes[id.rawValue].phase == .ready else { return .none }
+        guard id.rawValue < mailboxes.count, mailboxes[id.rawValue].phase == .ready else { return }
         guard let error else {
             enqueueControl(.ack(Frame.Ack(request: request.frame.request, sequence: lastSequence)), to: id)
-            return .none
+            return
         }
-        return fail(id, WireError(.unknownPlugin, error, request: request.frame.request))
-    }
-
-    /// Hands over the patterns subscribed since the last call, while ``reportsSubscriptions`` is on.
-    public mutating func takeSubscribedPatterns() -> [Pattern] {
-        guard !subscribedPatterns.isEmpty else { return [] }
-        defer { subscribedPatterns.removeAll(keepingCapacity: true) }
-        return subscribedPatterns
+        _ = fail(id, WireError(.unknownPlugin, error, request: request.frame.request))
+        actions.append(.closeAfterFlush(id))
     }
 
     /// Posts `payload` to `name` as the daemon itself: the one way a name under `herald.` is posted (the plugin

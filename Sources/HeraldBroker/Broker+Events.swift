@@ -38,6 +38,7 @@ extension Broker {
             frames = bufferedFrames(on: id, now: now, into: &actions)
         }
         inputHandled(id, wasAwaitingHello: wasAwaitingHello, into: &actions)
+        framesThisTurn &+= frames
         return frames
     }
 
@@ -50,14 +51,29 @@ extension Broker {
         let wasAwaitingHello = isAwaitingHello(id)
         let frames = bufferedFrames(on: id, now: now, into: &actions)
         inputHandled(id, wasAwaitingHello: wasAwaitingHello, into: &actions)
+        framesThisTurn &+= frames
         return frames
     }
 
-    /// The owner wrote what the connection's socket took of its output (``didWrite(_:to:)`` for each write): a
-    /// closing connection with nothing left closes (``BrokerAction/close(_:)``), input that waited for the queue to
-    /// drain is handled now, and the owner is told what to watch.
-    public mutating func writesDone(on id: ConnectionID, now: UInt64, into actions: inout [BrokerAction]) {
+    /// The owner wrote what the connection's socket took of its output (``didWrite(_:to:)`` for each write): output
+    /// left while the socket has room is written at once (``BrokerAction/write(_:)``), a closing connection with
+    /// nothing left closes (``BrokerAction/close(_:)``), input that waited for the queue to drain is handled now, and
+    /// the owner is told what to watch.
+    ///
+    /// - Parameter socketFull: Whether the last write found the socket full (it would block, or took less than it
+    ///   was offered). When it took everything, what is left (one write offers a bounded number of bytes and
+    ///   ranges) needs no wait for writability.
+    public mutating func writesDone(
+        on id: ConnectionID,
+        socketFull: Bool,
+        now: UInt64,
+        into actions: inout [BrokerAction]
+    ) {
         guard mailboxes[id.rawValue].phase != .closed else { return }
+        if !socketFull && hasOutput(id) {
+            actions.append(.write(id))
+            return
+        }
         if !hasOutput(id) && isClosing(id) {
             actions.append(.close(id))
             return
@@ -70,9 +86,25 @@ extension Broker {
         }
     }
 
+    /// The owner read a round of ready connections and may write now or read another round first: under load (at
+    /// least ``framesForAnotherRound`` frames this turn) with output waiting for more than one connection, a
+    /// ``BrokerAction/readAnotherRound`` says reading on first gives each connection more frames per send.
+    ///
+    /// The owner bounds the rounds, and reads another only when input is ready: a post that arrives alone (the
+    /// latency case) is written at once, and one subscriber's batch (already one send per turn) costs no extra
+    /// wait.
+    public mutating func readRoundEnded(into actions: inout [BrokerAction]) {
+        if framesThisTurn >= Self.framesForAnotherRound && dirty.count > 1 { actions.append(.readAnotherRound) }
+    }
+
     /// The owner is about to write: every connection with new output since the last turn gets a
     /// ``BrokerAction/write(_:)``, each once.
+    ///
+    /// Each once really is once: an id that had output, closed and reopened within the turn has two entries in
+    /// `dirty`, and only the first is handed out (an owner that writes several connections in one batch would
+    /// otherwise send the same bytes twice).
     public mutating func turnEnding(into actions: inout [BrokerAction]) {
+        framesThisTurn = 0
         for id in dirty where mailboxes[id.rawValue].phase != .closed && mailboxes[id.rawValue].isDirty {
             mailboxes[id.rawValue].isDirty = false
             actions.append(.write(id))
@@ -112,11 +144,14 @@ extension Broker {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             do {
                 guard let size = try scanner.frameSize(atStartOf: rest), size <= rest.count else { break }
-                let action = try FrameDecoder.withFrame(
+                // The frame's bytes outlive this call, so a POST's view comes back as a value: no closure round
+                // trip from HeraldWire into the broker.
+                let next = try FrameDecoder.frame(
                     UnsafeRawBufferPointer(rebasing: rest[..<size]),
                     role: .daemon,
                     maxPayload: maxPayload
-                ) { received($0, from: id, now: now) }
+                )
+                let action = received(next, from: id, now: now)
                 offset += size
                 frames += 1
                 more = frameHandled(id, action, into: &actions)

@@ -5,7 +5,7 @@ extension Broker {
     ///
     /// - Parameters:
     ///   - now: The daemon's clock, nanoseconds since 1970; it stamps posts.
-    public mutating func frameReceived(_ frame: Frame, from id: ConnectionID, now: UInt64) -> Action {
+    mutating func frameReceived(_ frame: Frame, from id: ConnectionID, now: UInt64) -> Action {
         switch mailboxes[id.rawValue].phase {
         case .closed:
             preconditionFailure("frame from connection \(id), which is not open")
@@ -192,8 +192,7 @@ extension Broker {
 
     /// A frame as `FrameDecoder.withNextFrame` or `FrameDecoder.withFrame` hands it over: a `POST` read in place,
     /// or any frame decoded.
-    @inlinable
-    public mutating func received(_ next: FrameDecoder.Next, from id: ConnectionID, now: UInt64) -> Action {
+    mutating func received(_ next: FrameDecoder.Next, from id: ConnectionID, now: UInt64) -> Action {
         switch next {
         case .post(let post): postReceived(post, from: id, now: now)
         case .frame(let frame): frameReceived(frame, from: id, now: now)
@@ -204,7 +203,7 @@ extension Broker {
     ///
     /// - Returns: What to do with the connection; nil when `decoder` holds no whole frame.
     /// - Throws: `WireError` for a protocol violation, as the decoder found it; the broker is unchanged.
-    public mutating func receiveNext(
+    mutating func receiveNext(
         from decoder: inout FrameDecoder,
         on id: ConnectionID,
         now: UInt64
@@ -217,7 +216,7 @@ extension Broker {
     /// A live post to a plain name goes straight from the decoder's bytes to ``route(name:payload:sender:now:)``;
     /// anything that needs more (a retained value, a monitor's refusal, a reserved name, a lowered name limit, a
     /// connection not yet ready) is checked by `frameReceived` as a `Frame` first, and then takes the same route.
-    public mutating func postReceived(_ post: PostView, from id: ConnectionID, now: UInt64) -> Action {
+    mutating func postReceived(_ post: PostView, from id: ConnectionID, now: UInt64) -> Action {
         guard mailboxes[id.rawValue].phase == .ready, !post.retain, !mailboxes[id.rawValue].isMonitor,
             configuration.bounds.maxNameBytes >= post.name.count, !post.isReservedName
         else {

@@ -12,22 +12,35 @@ extension Broker {
         mailboxes[id.rawValue].phase == .awaitingHello
     }
 
-    /// The connection sent no `HELLO` within the owner's bound: it gets a final `HELLO_TIMEOUT` error and closes.
+    /// The connection sent no `HELLO` within the owner's bound: it gets a final `HELLO_TIMEOUT` error and a
+    /// ``BrokerAction/closeAfterFlush(_:)``.
+    ///
+    /// Nothing changes, and nothing is appended, when the connection is no longer awaiting `HELLO`.
     ///
     /// - Parameter milliseconds: the bound, for the reason the client reads.
-    /// - Returns: `.closeAfterFlush`, or `.none` when the connection is no longer awaiting `HELLO` (nothing changes).
-    public mutating func helloTimedOut(_ id: ConnectionID, afterMilliseconds milliseconds: Int) -> Action {
-        guard isAwaitingHello(id) else { return .none }
-        return fail(id, WireError(.helloTimeout, "no HELLO within \(milliseconds) ms of connecting"))
+    public mutating func helloTimedOut(
+        _ id: ConnectionID,
+        afterMilliseconds milliseconds: Int,
+        into actions: inout [BrokerAction]
+    ) {
+        guard isAwaitingHello(id) else { return }
+        _ = fail(id, WireError(.helloTimeout, "no HELLO within \(milliseconds) ms of connecting"))
+        actions.append(.closeAfterFlush(id))
     }
 
     /// The connection was accepted while `limit` others were awaiting `HELLO`: it gets a final
-    /// `TOO_MANY_CONNECTIONS` error and closes, so that idle connections cannot hold every place.
+    /// `TOO_MANY_CONNECTIONS` error and a ``BrokerAction/closeAfterFlush(_:)``, so that idle connections cannot hold
+    /// every place.
     ///
-    /// - Returns: `.closeAfterFlush`, or `.none` when the connection is no longer awaiting `HELLO`.
-    public mutating func tooManyIncompleteConnections(_ id: ConnectionID, limit: Int) -> Action {
-        guard isAwaitingHello(id) else { return .none }
-        return fail(
+    /// Nothing changes, and nothing is appended, when the connection is no longer awaiting `HELLO`.
+    public mutating func tooManyIncompleteConnections(
+        _ id: ConnectionID,
+        limit: Int,
+        into actions: inout [BrokerAction]
+    ) {
+        guard isAwaitingHello(id) else { return }
+        actions.append(.closeAfterFlush(id))
+        _ = fail(
             id,
             WireError(
                 .tooManyConnections,

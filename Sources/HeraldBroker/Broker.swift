@@ -6,9 +6,9 @@ public import HeraldWire
 /// An event loop feeds it events as they happen (Broker+Events.swift: `connectionOpened`, `bytesRead`,
 /// `writesDone`, `turnEnding`, `turnEnded`, and `connectionClosed`, `postDueWills`, `shutDown`), and each appends
 /// what the owner must do into the owner's reused buffer of ``BrokerAction``s: write a connection, watch it for
-/// reading or writing, close it after its output or now, wake at a time. The per-frame events (`frameReceived`,
-/// `received`, `receiveNext`) return the frame's ``Action`` for owners that decode themselves, as the tests and the
-/// fuzzer do. The broker reads no clock (the owner passes the time) and never blocks.
+/// reading or writing, close it after its output or now, wake at a time. The owner asks one thing only: the bytes to
+/// write after a ``BrokerAction/write(_:)`` (``pendingOutput(for:maxChunks:maxBytes:_:)``). The broker reads no
+/// clock (the owner passes the time) and never blocks.
 public struct Broker {
     /// The daemon's limits and identity.
     public struct Configuration: Sendable {
@@ -53,8 +53,9 @@ public struct Broker {
         public init() {}
     }
 
-    /// What the owner must do after an event, besides writing dirty connections' output.
-    public enum Action: Equatable, Sendable {
+    /// What one frame asks of its connection, inside the broker: ``Broker+Events`` turns it into
+    /// ``BrokerAction``s for the owner.
+    enum Action: Equatable, Sendable {
         case none
         /// Stop reading this connection, write what is queued for it (within the close bound), then
         /// close it.
@@ -140,6 +141,10 @@ public struct Broker {
     var decoders: [FrameDecoder] = []
     /// The will deadline last announced with ``BrokerAction/wakeAt(_:)``.
     var announcedWillDeadline: UInt64?
+    /// Frames handled since the last ``turnEnding(into:)``, for ``readRoundEnded(into:)``.
+    var framesThisTurn = 0
+    /// How many frames a turn must have handled before another round of reads is worth more than writing now.
+    public static let framesForAnotherRound = 16
 
     /// Creates a broker with no connections.
     public init(configuration: Configuration) {
@@ -149,8 +154,8 @@ public struct Broker {
         )
     }
 
-    /// A new connection was accepted from `sender`.
-    public mutating func connectionOpened(_ id: ConnectionID, sender: Sender) -> Action {
+    /// A new connection was accepted from `sender` (``connectionOpened(_:sender:into:)`` is the owner's event).
+    mutating func connectionOpened(_ id: ConnectionID, sender: Sender) -> Action {
         if id.rawValue >= connections.count {
             let added = id.rawValue + 1 - connections.count
             connections.append(contentsOf: repeatElement(nil, count: added))
@@ -195,7 +200,7 @@ public struct Broker {
     }
 
     /// The connection's input broke the protocol (the decoder threw): answer with the error, then close.
-    public mutating func inputFailed(_ error: WireError, on id: ConnectionID) -> Action {
+    mutating func inputFailed(_ error: WireError, on id: ConnectionID) -> Action {
         guard mailboxes[id.rawValue].phase != .closing else { return .closeAfterFlush }
         return fail(id, error)
     }
@@ -232,14 +237,17 @@ public struct Broker {
     }
 
     /// The daemon is stopping: every connection gets a final `SHUTTING_DOWN` error after what is already
-    /// queued for it, and pending wills are discarded (wire.md, `WILL`).
-    public mutating func shutDown() {
+    /// queued for it (one already closing keeps its own final error), and a ``BrokerAction/closeAfterFlush(_:)``;
+    /// pending wills are discarded (wire.md, `WILL`).
+    public mutating func shutDown(into actions: inout [BrokerAction]) {
         isShuttingDown = true
         for pending in pendingWills.elements { charge(pending.will, -1) }
         pendingWills.removeAll()
-        for slot in mailboxes.indices {
-            guard mailboxes[slot].phase != .closed && mailboxes[slot].phase != .closing else { continue }
-            _ = fail(ConnectionID(slot), WireError(.shuttingDown, "heraldd is shutting down"))
+        for slot in mailboxes.indices where mailboxes[slot].phase != .closed {
+            if mailboxes[slot].phase != .closing {
+                _ = fail(ConnectionID(slot), WireError(.shuttingDown, "heraldd is shutting down"))
+            }
+            actions.append(.closeAfterFlush(ConnectionID(slot)))
         }
     }
 

@@ -27,11 +27,14 @@ public enum BrokerAction: Equatable, Sendable {
     /// The queued output of all connections passed `maxQueuedBytes` and was shed: `dropped` live frames, and
     /// `disconnected` connections (each also in a ``closeAfterFlush(_:)``). For the log.
     case shedOutput(dropped: Int, disconnected: Int)
-    /// A `PLUGIN` request for the owner's supervisor: answer it with ``Broker/answer(_:error:)`` before the
+    /// A `PLUGIN` request for the owner's supervisor: answer it with ``Broker/answer(_:error:into:)`` before the
     /// connection's next frames, which wait (a ``readAgain(_:)`` follows when there are any).
     case pluginRequest(Broker.PluginRequest)
     /// A subscription to `pattern` began, while ``Broker/reportsSubscriptions`` is on: a plugin may await it.
     case subscribed(Pattern)
+    /// Read another round of ready connections before writing this turn's output
+    /// (``Broker/readRoundEnded(into:)``); the owner bounds how many.
+    case readAnotherRound
     /// Call ``Broker/postDueWills(monotonicNow:realtimeNow:)`` at this monotonic time: the earliest pending will
     /// changed. Replaces any wake-up asked for before.
     case wakeAt(UInt64)

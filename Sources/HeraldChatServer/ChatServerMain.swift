@@ -14,18 +14,25 @@ import Glibc
 ///
 /// Exit codes: 0 after a clean stop, 1 when it cannot listen, 64 for a usage error.
 public enum ChatServerMain {
-    /// Runs the chat server with `arguments` (without the program name) and exits the process.
+    /// Runs the chat server with `arguments` (without the program name) and exits the process, through
+    /// HeraldCommandLine's `runBlockingMain` (runMain for a loop that blocks the main thread and reads signals from
+    /// a signalfd), as every Herald executable: `--help` and `--version` on stdout, a usage error on stderr with 64,
+    /// and `Error: ...` with 1 when it cannot listen.
     ///
     /// - Parameter arguments: The command line after the program name.
     public static func run(arguments: [String]) -> Never {
-        let options = ServerOptions.spec.parseOrExit(
-            arguments,
-            version: "herald-chat-server \(ServerOptions.version)"
-        ) { parsed throws(UsageError) in try ServerOptions(parsed) }
+        runBlockingMain(
+            ServerOptions.spec,
+            version: "herald-chat-server \(ServerOptions.version)",
+            arguments: arguments,
+            options: { parsed throws(UsageError) in try ServerOptions(parsed) },
+            run: serve
+        )
+    }
 
-        // Logging to a closed stderr must not kill the server; sockets use MSG_NOSIGNAL on their own.
-        signal(SIGPIPE, SIG_IGN)
-
+    /// Listens and serves until SIGTERM or SIGINT. (runMain ignores SIGPIPE first: logging to a closed stderr must
+    /// not kill the server; sockets use MSG_NOSIGNAL on their own.)
+    private static func serve(_ options: ServerOptions) throws(CommandFailure) -> ExitCode {
         let logger = Logger(label: "herald-chat-server", level: options.logLevel)
         do {
             var configuration = HTTPServer.Configuration()
@@ -65,10 +72,9 @@ public enum ChatServerMain {
                     + "room, refused \(done.refusedStreams) listeners, paused accepting \(done.acceptPauses) times; "
                     + "\(done.chunksEncoded) chunks encoded, \(done.socketWrites) socket writes"
             )
-            Terminal.exit(.success)
+            return .success
         } catch {
-            Terminal.writeStderr("herald-chat-server: error: \(error)\n")
-            Terminal.exit(.failure)
+            throw .failure("\(error)")
         }
     }
 

@@ -25,19 +25,4 @@ extension CommandSpec {
             return .usageError(errorText(error))
         }
     }
-
-    /// Parses an executable's command line as ``invocation(_:version:options:)`` does, and answers `--help`,
-    /// `--version` and usage errors by ending the process (``Invocation/commandOrExit()``).
-    ///
-    /// For the library entry points that `herald demo` runs as roles (`DaemonMain`, `ChatServerMain`); an
-    /// executable's own `main.swift` uses ``runMain(_:version:arguments:options:run:)``.
-    ///
-    /// - Returns: The options, when the command line asks to run.
-    public func parseOrExit<Options>(
-        _ arguments: [String],
-        version: String,
-        options: (ParsedArguments) throws(UsageError) -> Options
-    ) -> Options {
-        invocation(arguments, version: version, options: options).commandOrExit().command
-    }
 }

@@ -21,16 +21,50 @@ public func runMain<Command>(
     _ invocation: Invocation<Command>,
     run: (Command) async throws(CommandFailure) -> ExitCode
 ) async -> Never {
-    // Before anything is written: `herald --help | head -0` must end with 0, not die of SIGPIPE.
-    try? SignalDisposition.ignore([SIGPIPE])
-    Signals.unblockStopping()
-    let (command, spec) = invocation.commandOrExit()
+    let (command, spec) = prepareMain(invocation)
     do throws(CommandFailure) {
         Terminal.exit(try await run(command))
     } catch {
         Terminal.writeStderr(error.text(for: spec))
         Terminal.exit(error.status)
     }
+}
+
+/// Runs an executable whose work blocks the main thread, as ``runMain(_:version:arguments:options:run:)`` runs an
+/// async one: the same help, version, usage errors, `Error: ...` and exit statuses.
+///
+/// For daemons that read SIGTERM and SIGINT from a signalfd (heraldd, herald-chat-server): a signalfd sees a signal
+/// only while every thread blocks it, so they must not start the concurrency runtime's threads, which would be born
+/// with the signals unblocked and take them with their default action, ending the process mid-shutdown.
+///
+/// - Parameters:
+///   - spec: the command line the executable accepts; it should declare a `version` flag.
+///   - version: what `--version` prints, e.g. `heraldd 0.1.0`.
+///   - arguments: the command line after the program name.
+///   - options: builds the executable's options from the parsed arguments; a `UsageError` ends it with 64.
+///   - run: does the work with the options, on the calling thread.
+public func runBlockingMain<Options>(
+    _ spec: CommandSpec,
+    version: String,
+    arguments: [String],
+    options: (ParsedArguments) throws(UsageError) -> Options,
+    run: (Options) throws(CommandFailure) -> ExitCode
+) -> Never {
+    let (command, checkedSpec) = prepareMain(spec.invocation(arguments, version: version, options: options))
+    do throws(CommandFailure) {
+        Terminal.exit(try run(command))
+    } catch {
+        Terminal.writeStderr(error.text(for: checkedSpec))
+        Terminal.exit(error.status)
+    }
+}
+
+/// What both entry points do first: signals, then help, the version and usage errors.
+private func prepareMain<Command>(_ invocation: Invocation<Command>) -> (Command, CommandSpec) {
+    // Before anything is written: `herald --help | head -0` must end with 0, not die of SIGPIPE.
+    try? SignalDisposition.ignore([SIGPIPE])
+    Signals.unblockStopping()
+    return invocation.commandOrExit()
 }
 
 /// Runs an executable whose command line `spec` describes; see ``runMain(_:run:)``.

@@ -91,15 +91,15 @@ extension Daemon {
             let send = writer.sends[index]
             switch send.outcome {
             case .full:
-                writesDone(send.fd)
+                writesDone(send.fd, socketFull: true)
             case .wroteAll:
-                // More may be queued than one send offers; usually not, and then only the follow-up is left.
-                if broker.hasOutput(ConnectionID(Int(send.fd))) { flush(send.fd) } else { writesDone(send.fd) }
+                // More may be queued than one send offers: the broker then asks for another write.
+                writesDone(send.fd, socketFull: false)
             case .failed:
                 closeChannel(send.fd, reason: "write failed: \(failures[send.fd]!)")
             }
         }
-        for index in 0..<writer.idleCount { writesDone(writer.idle[index]) }
+        for index in 0..<writer.idleCount { writesDone(writer.idle[index], socketFull: false) }
         return submitted
     }
 }

@@ -52,7 +52,7 @@ extension Daemon {
             } else {
                 logger.debug("connection \(fd) from pid \(credentials.pid) uid \(credentials.uid)")
             }
-            let sender = Sender(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+            let sender = Sender(credentials)
             let before = actions.count
             broker.connectionOpened(ConnectionID(Int(fd)), sender: sender, into: &actions)
             if actions.count > before {
@@ -133,6 +133,8 @@ extension Daemon {
             answerPluginRequest(request)
         case .subscribed(let pattern):
             subscribed(pattern)
+        case .readAnotherRound:
+            readsAnotherRound = true
         case .wakeAt(let deadline):
             if let willTimer { loop.cancel(willTimer) }
             willTimer = loop.schedule(.wills, at: deadline)
@@ -149,6 +151,7 @@ extension Daemon {
         guard let channel = channels[Int(fd)] else { return }
         let id = ConnectionID(Int(fd))
         let iov = writeVector
+        var socketFull = false
         writing: while true {
             var count = 0
             var offered = 0
@@ -165,24 +168,35 @@ extension Daemon {
                     : try channel.descriptor.writev(UnsafeBufferPointer(rebasing: iov[..<count]))
                 switch result {
                 case .wouldBlock:
+                    socketFull = true
                     break writing
                 case .processed(let written):
                     broker.didWrite(written, to: id)
-                    if written < offered { break writing }
+                    if written < offered {
+                        socketFull = true
+                        break writing
+                    }
                 }
             } catch {
                 closeChannel(fd, reason: "write failed: \(error)")
                 return
             }
         }
-        writesDone(fd)
+        writesDone(fd, socketFull: socketFull)
     }
 
-    /// Tells the broker the connection's writes are done for now; it says what follows (close, resume input, what to
-    /// watch).
-    mutating func writesDone(_ fd: Int32) {
+    /// Tells the broker the connection's writes are done for now; it says what follows (write on, close, resume
+    /// input, what to watch).
+    ///
+    /// - Parameter socketFull: Whether the last write found the socket full.
+    mutating func writesDone(_ fd: Int32, socketFull: Bool) {
         guard channels[Int(fd)] != nil else { return }
-        broker.writesDone(on: ConnectionID(Int(fd)), now: SystemClock.realtimeNanoseconds(), into: &actions)
+        broker.writesDone(
+            on: ConnectionID(Int(fd)),
+            socketFull: socketFull,
+            now: SystemClock.realtimeNanoseconds(),
+            into: &actions
+        )
     }
 
     /// Registers exactly the events the broker asked the connection to be watched for. Level-triggered, so nothing

@@ -18,9 +18,7 @@ extension Daemon {
                         + "(--max-incomplete-connections)"
                 )
             }
-            if broker.tooManyIncompleteConnections(id, limit: options.maxIncompleteConnections) == .closeAfterFlush {
-                beginClosing(fd)
-            }
+            broker.tooManyIncompleteConnections(id, limit: options.maxIncompleteConnections, into: &actions)
             return
         }
         channel.awaitingHello = true
@@ -38,12 +36,13 @@ extension Daemon {
         guard let channel = channels[Int(fd)], channel.serial == serial, channel.awaitingHello else { return }
         stopAwaitingHello(channel)
         let id = ConnectionID(Int(fd))
-        if broker.helloTimedOut(id, afterMilliseconds: options.helloTimeoutMilliseconds) == .closeAfterFlush {
+        let before = actions.count
+        broker.helloTimedOut(id, afterMilliseconds: options.helloTimeoutMilliseconds, into: &actions)
+        if actions.count > before {
             logger.info(
                 "connection \(fd) (pid \(channel.credentials.pid)) sent no HELLO within "
                     + "\(options.helloTimeoutMilliseconds) ms: closing it"
             )
-            beginClosing(fd)
         }
     }
 

@@ -92,9 +92,7 @@ extension Daemon {
     /// Carries out a `PLUGIN` request (``BrokerAction/pluginRequest(_:)``) and answers it.
     mutating func answerPluginRequest(_ request: Broker.PluginRequest) {
         let error = pluginRequest(request.frame)
-        if broker.answer(request, error: error) == .closeAfterFlush {
-            beginClosing(Int32(request.connection.rawValue))
-        }
+        broker.answer(request, error: error, into: &actions)
     }
 
     /// A subscription began while the supervisor awaits some (``BrokerAction/subscribed(_:)``).
@@ -278,9 +276,11 @@ extension Daemon {
             return
         }
         let daemon = Sender(
-            pid: ProcessIdentity.currentPID(),
-            uid: ProcessIdentity.currentUID(),
-            gid: ProcessIdentity.currentGID()
+            Credentials(
+                pid: ProcessIdentity.currentPID(),
+                uid: ProcessIdentity.currentUID(),
+                gid: ProcessIdentity.currentGID()
+            )
         )
         broker.postAsDaemon(
             name: name,

@@ -46,10 +46,7 @@ extension Daemon {
                 logger.warning("cannot remove \(options.socketPath): \(error)")
             }
         }
-        broker.shutDown()
-        for fd in Int32(0)..<Int32(channels.count) where channels[Int(fd)] != nil {
-            beginClosing(fd)
-        }
+        broker.shutDown(into: &actions)
         stopPlugins()
         let deadline = SystemClock.monotonicNanoseconds() + Self.flushBound
         shutdownDeadline = deadline

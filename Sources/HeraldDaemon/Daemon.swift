@@ -54,8 +54,6 @@ struct Daemon: ~Copyable {
     /// alone never waits.
     static let framesToCoalesce = 8
     static let coalesceWithin: UInt64 = 100_000
-    /// How many frames a turn must have handled before it reads another round instead of writing.
-    static let framesForAnotherRound = 16
     /// How long to stop accepting after running out of descriptors.
     static let acceptPause: UInt64 = 100_000_000
     /// How long past the shutdown bound heraldd waits for its plugins: they get SIGKILL 2 s after SIGTERM.
@@ -91,6 +89,8 @@ struct Daemon: ~Copyable {
     var refusingIncomplete = false
     /// Reused each turn for the connections with new output.
     var dirty: [ConnectionID] = []
+    /// Set when the broker asks for another round of reads (``BrokerAction/readAnotherRound``).
+    var readsAnotherRound = false
     /// What relieving `--max-queued-bytes` did since it was last logged.
     var reliefLog = GlobalBoundLog()
     var shutdownDeadline: UInt64?
@@ -238,9 +238,7 @@ struct Daemon: ~Copyable {
             // the loop would wait, so a post that arrives alone (the latency case) is written at once, and one
             // subscriber's batch (already one send per turn) costs no extra epoll_wait.
             var rounds = 1
-            while count > 0 && rounds < Self.readRoundsPerWrite && shutdownDeadline == nil
-                && framesThisTurn >= Self.framesForAnotherRound && broker.dirtyCount > 1
-            {
+            while count > 0 && rounds < Self.readRoundsPerWrite && shutdownDeadline == nil && readRoundEnded() {
                 let more = poll(timeoutMilliseconds: 0)
                 if more == 0 { break }
                 handleEvents(more)
@@ -254,6 +252,16 @@ struct Daemon: ~Copyable {
             if shutdownDeadline != nil && openChannels == 0 && plugins.shutdownComplete || abandonPlugins { break }
         }
         logger.notice("stopped")
+    }
+
+    /// Tells the broker a round of reads ended.
+    ///
+    /// - Returns: Whether it asked for another round before writing (``BrokerAction/readAnotherRound``).
+    private mutating func readRoundEnded() -> Bool {
+        readsAnotherRound = false
+        broker.readRoundEnded(into: &actions)
+        carryOutActions()
+        return readsAnotherRound
     }
 
     /// Waits for the next events, and returns how many the loop has for ``handleEvents(_:)``.

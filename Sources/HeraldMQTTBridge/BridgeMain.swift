@@ -5,13 +5,26 @@ import HeraldPosix
 
 /// `herald-mqtt-bridge`: parses the command line, connects to heraldd, and runs the bridge.
 public enum BridgeMain {
-    /// Runs the bridge; returns the exit status (64 for a usage error, 69 when the daemon is unavailable, 1 for
-    /// anything else that stops it).
-    public static func run(arguments: [String]) async -> Int32 {
-        // --help and --version end the process with 0 and a usage error with 64, as in every Herald executable.
-        let options = BridgeOptions.spec.parseOrExit(arguments, version: BridgeOptions.version) {
-            parsed throws(UsageError) in try BridgeOptions(parsed)
-        }
+    /// Runs the bridge and exits the process, through HeraldCommandLine's ``runMain(_:version:arguments:options:run:)``
+    /// as every Herald executable: `--help` and `--version` on stdout with 0, a usage error on stderr with 64; then
+    /// 69 when the daemon is unavailable, and 1 for anything else that stops it.
+    ///
+    /// - Parameter arguments: The command line after the program name.
+    public static func run(arguments: [String]) async -> Never {
+        await runMain(
+            BridgeOptions.spec,
+            version: BridgeOptions.version,
+            arguments: arguments,
+            options: { parsed throws(UsageError) in try BridgeOptions(parsed) },
+            run: { options in ExitCode(rawValue: await bridge(options)) ?? .failure }
+        )
+    }
+
+    /// Connects to heraldd and runs the bridge until it stops.
+    ///
+    /// - Returns: The exit status: 64 for options that do not fit together, 69 when the daemon is unavailable, 1
+    ///   for anything else.
+    private static func bridge(_ options: BridgeOptions) async -> Int32 {
         let logger = Logger(label: "herald-mqtt-bridge", level: options.verbose ? .debug : .info)
         let hostID: String
         if let id = options.hostID {

@@ -1,4 +1,7 @@
 /// Who is at the other end of a Unix socket, as the kernel vouches for it.
+///
+/// heraldd converts it to the broker's `HeraldBroker.Sender` in one place (HeraldDaemon's Sender+Credentials.swift):
+/// the pure broker sees no HeraldPosix type.
 public struct Credentials: Hashable, Sendable {
     /// The peer's process ID.
     public var pid: Int32

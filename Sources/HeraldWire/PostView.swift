@@ -76,9 +76,21 @@ extension FrameDecoder {
         maxPayload: Int,
         _ body: (Next) -> R
     ) throws(WireError) -> R {
+        body(try self.frame(frame, role: role, maxPayload: maxPayload))
+    }
+
+    /// The whole frame `frame` (its length prefix included, as ``FrameScanner`` measured it): a `POST` with a plain
+    /// ASCII name as a `PostView` into `frame`, valid as long as `frame`'s memory is, anything else decoded.
+    ///
+    /// Returned rather than handed to a closure, so that a caller that owns the memory for longer (heraldd's broker,
+    /// during one read) does not call back into itself through this module.
+    ///
+    /// - Throws: `WireError` as `next()` would for the same frame.
+    @inlinable
+    public static func frame(_ frame: UnsafeRawBufferPointer, role: Role, maxPayload: Int) throws(WireError) -> Next {
         let content = UnsafeRawBufferPointer(rebasing: frame[4...])
         if let view = postView(content, role: role, maxPayload: maxPayload) {
-            return body(.post(view))
+            return .post(view)
         }
         let decoded = try decodeBody(
             typeByte: content[0],
@@ -87,7 +99,7 @@ extension FrameDecoder {
             role: role,
             maxPayload: maxPayload
         )
-        return body(.frame(decoded))
+        return .frame(decoded)
     }
 
     /// A view of `frameBytes` (type, flags, body) when it is a `POST` the fast path takes: well formed,

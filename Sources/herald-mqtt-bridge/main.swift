@@ -1,5 +1,4 @@
-import Foundation
 import HeraldMQTTBridge
 
 // herald-mqtt-bridge: the bridge lives in the HeraldMQTTBridge library, where its parts are tested.
-exit(await BridgeMain.run(arguments: Array(CommandLine.arguments.dropFirst())))
+await BridgeMain.run(arguments: Array(CommandLine.arguments.dropFirst()))

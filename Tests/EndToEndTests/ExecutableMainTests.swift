@@ -2,10 +2,10 @@ import HeraldLaunch
 import HeraldTestSupport
 import Testing
 
-/// Every executable's `main.swift` goes through HeraldCommandLine's `runMain` or `parseOrExit`, so each answers
-/// `--version` and a usage error the same way; herald-bench's `--version` once printed nothing.
+/// Every executable's `main.swift` goes through HeraldCommandLine's `runMain`, so each answers `--version`, a usage
+/// error and a failure to start the same way; herald-bench's `--version` once printed nothing.
 @Suite struct ExecutableMainTests {
-    @Test(arguments: ["heraldd", "herald", "herald-chat", "herald-chat-server", "herald-bench"])
+    @Test(arguments: ["heraldd", "herald", "herald-chat", "herald-chat-server", "herald-bench", "herald-mqtt-bridge"])
     func versionPrintsTheNameAndVersionOnStdoutAndExitsZero(executable: String) async throws {
         let result = try await run(executable, ["--version"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -13,13 +13,26 @@ import Testing
         #expect(result.stderr.isEmpty)
     }
 
-    @Test(arguments: ["heraldd", "herald-chat", "herald-chat-server", "herald-bench"])
+    @Test(arguments: ["heraldd", "herald-chat", "herald-chat-server", "herald-bench", "herald-mqtt-bridge"])
     func anUnknownOptionIsAUsageErrorOnStderrWithStatus64(executable: String) async throws {
         let result = try await run(executable, ["--no-such-option"])
         #expect(result.status == 64)
         #expect(result.stdoutLines.isEmpty)
         #expect(result.stderr.hasPrefix("Error: "), "stderr: \(result.stderr)")
         #expect(result.stderr.contains("--help"))
+    }
+
+    /// A daemon that cannot start says why as runMain does, `Error: ...` on stderr, and exits 1: heraldd cannot make
+    /// its socket directory under a file, the chat server cannot listen on a host that is not an address.
+    @Test(arguments: [
+        ("heraldd", ["--socket", "/dev/null/socket"]),
+        ("herald-chat-server", ["--host", "not-an-address", "--port", "0"]),
+    ])
+    func aFailureToStartIsAnErrorOnStderrWithStatus1(executable: String, arguments: [String]) async throws {
+        let result = try await run(executable, arguments)
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        #expect(result.stdoutLines.isEmpty)
+        #expect(result.stderr.split(separator: "\n").last?.hasPrefix("Error: ") == true, "stderr: \(result.stderr)")
     }
 
     /// A parent may start a program with a standard stream closed (`2>&-`): writing to it is a reader that is gone,

@@ -2,10 +2,12 @@
 //
 // Built by Tests/Fuzz/run.sh together with the sources of HeraldWire and HeraldBroker as one module
 // (so there is no `import` here). The input is a script that drives up to four connections of ONE
-// broker the way heraldd's event loop does (Sources/heraldd/Daemon+Connections.swift): bytes go
-// through each connection's decoder, every decoded frame goes to the broker, a thrown WireError goes
-// to `inputFailed`, output is written with `pendingOutput`/`didWrite` (sometimes partially), and
-// connections close, the clock moves and wills fall due. Tests/Fuzz/README.md documents the format.
+// broker the way heraldd's event loop does (Sources/HeraldDaemon/Daemon+Connections.swift): bytes read
+// go to `bytesRead`, and every `BrokerAction` the broker appends is carried out as heraldd carries it
+// out (write, watch, read again, close after flush, close, answer a PLUGIN request); output is written
+// with `pendingOutput`/`didWrite` (sometimes partially) and reported with `writesDone`; a turn ends with
+// `turnEnding`/`turnEnded`; connections close, the clock moves and wills fall due. Tests/Fuzz/README.md
+// documents the format.
 //
 // Every crash is a bug in Herald: the daemon must never trap on client input. Beyond the traps the
 // code under test already has (preconditions, overflow checks, AddressSanitizer), this checks that
@@ -80,7 +82,12 @@ private struct Peer {
     var isOpen = false
     /// Whether the broker ever heard of this id: its queries are only for ids it was given.
     var wasOpened = false
-    var input = FrameDecoder(role: .daemon, maxPayload: FuzzLimits.maxPayload)
+    /// What the client sent that the daemon has not read yet: it waits in the socket while reading is paused.
+    var unread: [UInt8] = []
+    /// Whether the broker last asked for the connection to be watched for reading (a new one is).
+    var watchesReading = true
+    /// Whether the broker asked for it to be closed after its output (``BrokerAction/closeAfterFlush(_:)``).
+    var isClosing = false
     /// The client's decoder, sized by WELCOME's maxPayload once the first frame is read.
     var output = FrameDecoder(role: .client)
     /// The first frame's bytes while they arrive.
@@ -101,8 +108,10 @@ private struct Harness {
     let realtimeBase: UInt64 = 1_795_000_000_000_000_000
     var isShutDown = false
     var frames = 0
-    var scratch: [ConnectionID] = []
     var chunk: [UInt8] = []
+    /// The broker's actions, reused as heraldd reuses its buffer.
+    var actions: [BrokerAction] = []
+    var carryingOut = false
     /// The last bytes fed, for `repeat`.
     var lastFeed: [UInt8] = []
     /// Live NOTIFY frames the clients read whole, over all connections so far.
@@ -148,72 +157,105 @@ private struct Harness {
         peers[slot] = Peer()
         peers[slot].isOpen = true
         peers[slot].wasOpened = true
-        _ = broker.connectionOpened(ConnectionID(slot), sender: Sender(pid: Int32(100 + slot), uid: uid, gid: 100))
+        broker.connectionOpened(
+            ConnectionID(slot),
+            sender: Sender(pid: Int32(100 + slot), uid: uid, gid: 100),
+            into: &actions
+        )
+        carryOutActions()
         checkInvariants()
     }
 
     mutating func feed(_ slot: Int, _ bytes: UnsafeRawBufferPointer) {
         guard peers[slot].isOpen else { return }
         lastFeed = Array(bytes)
-        // heraldd reads only while the broker wants input; what it does not read waits in the socket.
-        // The decoder buffers it instead, and it is processed once the broker wants input again.
-        peers[slot].input.append(bytes)
-        processFrames(slot)
+        // heraldd reads only while the broker has it watch the connection for reading; until then the bytes wait
+        // in the socket.
+        peers[slot].unread.append(contentsOf: bytes)
+        readSocket(slot)
     }
 
-    /// Sources/heraldd/Daemon+Connections.swift, processFrames.
-    mutating func processFrames(_ slot: Int) {
-        guard peers[slot].isOpen else { return }
+    /// Sources/HeraldDaemon/Daemon+Connections.swift, readChannel: one read of everything the socket holds.
+    mutating func readSocket(_ slot: Int) {
         let id = ConnectionID(slot)
-        // The decoder is taken out of `peers` while its frames are handled, so that a flush in between (urgent,
-        // or after the global bound) does not start reading this same connection again from inside this loop;
-        // heraldd is kept from that by the connection's readable interest. It goes back when the loop ends.
-        var input = FrameDecoder(role: .daemon)
-        swap(&input, &peers[slot].input)
-        defer { swap(&input, &peers[slot].input) }
+        guard peers[slot].isOpen, peers[slot].watchesReading, broker.wantsInput(id), !peers[slot].unread.isEmpty,
+            frames < FuzzLimits.maxFramesPerInput
+        else { return }
+        require(!peers[slot].isClosing, "\(id) is watched for reading while closing")
+        let bytes = peers[slot].unread
+        peers[slot].unread.removeAll(keepingCapacity: true)
         let now = realtimeNow
-        while broker.wantsInput(id) && frames < FuzzLimits.maxFramesPerInput {
-            do {
-                // As heraldd does: a POST as a view into the decoder's buffer, anything else as a Frame.
-                guard let action = try broker.receiveNext(from: &input, on: id, now: now) else { break }
-                frames += 1
-                let closing = action == .closeAfterFlush
-                require(!closing || broker.isClosing(id), "closeAfterFlush for \(id), which is not closing")
-                checkInvariants()
-                if closing { break }
-                if broker.hasUrgentOutput { flushUrgent() }
-                if broker.isOverGlobalBound { relieveGlobalBound() }
-            } catch {
-                require(!broker.isClosing(id), "read a closing connection")
-                _ = broker.inputFailed(error, on: id)
-                require(broker.isClosing(id), "inputFailed left \(id) open")
-                checkInvariants()
-                break
-            }
-        }
-    }
-
-    mutating func flushUrgent() {
-        broker.takeUrgent(into: &scratch)
-        let ids = scratch
-        scratch.removeAll(keepingCapacity: true)
-        for id in ids { require(peers[id.rawValue].isOpen, "urgent output for \(id), which is closed") }
-        for id in ids where peers[id.rawValue].isOpen && !peers[id.rawValue].isStalled {
-            write(id.rawValue, budget: Int.max, maxChunks: 64)
-        }
-    }
-
-    /// Sources/HeraldDaemon/Daemon.swift, relieveGlobalBound: the holders of the memory give it back, nobody stops
-    /// being read.
-    mutating func relieveGlobalBound() {
-        var disconnected: [ConnectionID] = []
-        broker.relieveGlobalBound(disconnecting: &disconnected)
-        require(!broker.isOverGlobalBound, "still over the global bound after relieving it")
-        for id in disconnected {
-            require(peers[id.rawValue].isOpen, "disconnected \(id), which is closed")
-            require(broker.isClosing(id), "disconnected \(id), which is not closing")
-        }
+        frames += bytes.withUnsafeBytes { broker.bytesRead($0, on: id, now: now, into: &actions) }
+        carryOutActions()
         checkInvariants()
+    }
+
+    /// Sources/HeraldDaemon/Daemon+Connections.swift, carryOutActions: in order, including what carrying them out
+    /// appends.
+    mutating func carryOutActions() {
+        guard !carryingOut, !actions.isEmpty else { return }
+        carryingOut = true
+        var index = 0
+        while index < actions.count {
+            let action = actions[index]
+            index += 1
+            carryOut(action)
+        }
+        actions.removeAll(keepingCapacity: true)
+        carryingOut = false
+    }
+
+    mutating func carryOut(_ action: BrokerAction) {
+        switch action {
+        case .write(let id):
+            // An earlier action of the same buffer may have closed it: heraldd skips those.
+            guard peers[id.rawValue].isOpen else { return }
+            if peers[id.rawValue].isStalled {
+                // The socket is full: heraldd's write would block.
+                broker.writesDone(on: id, socketFull: true, now: realtimeNow, into: &actions)
+            } else {
+                write(id.rawValue, budget: Int.max, maxChunks: 64)
+            }
+        case .closeAfterFlush(let id):
+            guard peers[id.rawValue].isOpen else { return }
+            require(broker.isClosing(id), "closeAfterFlush for \(id), which is not closing")
+            guard !peers[id.rawValue].isClosing else { return }
+            peers[id.rawValue].isClosing = true
+            broker.closingBegan(on: id, into: &actions)
+        case .close(let id):
+            guard peers[id.rawValue].isOpen else { return }
+            require(
+                broker.isClosing(id) && !broker.hasOutput(id),
+                "close for \(id), which has output or is not closing"
+            )
+            close(id.rawValue)
+        case .watch(let id, let reading, _):
+            guard peers[id.rawValue].isOpen else { return }
+            // A watch for reading appended before a later action of the same buffer began closing the connection is
+            // followed by closingBegan's own watch; reads check wantsInput meanwhile, as heraldd's do.
+            peers[id.rawValue].watchesReading = reading
+        case .readAgain(let id):
+            guard peers[id.rawValue].isOpen, frames < FuzzLimits.maxFramesPerInput else { return }
+            frames += broker.readBuffered(on: id, now: realtimeNow, into: &actions)
+        case .handshakeEnded:
+            break
+        case .protocolViolation(let id, _):
+            guard peers[id.rawValue].isOpen else { return }
+            require(broker.isClosing(id), "a protocol violation left \(id) open")
+        case .shedOutput:
+            require(!broker.isOverGlobalBound, "still over the global bound after shedding")
+        case .pluginRequest(let request):
+            // As heraldd's supervisor does: every PLUGIN request is answered at once, known or not.
+            let known = request.frame.action == .reload || request.frame.name == "session"
+            let before = actions.count
+            broker.answer(request, error: known ? nil : "no plugin is called \(request.frame.name)", into: &actions)
+            require(
+                known || actions.count > before || !peers[request.connection.rawValue].isOpen,
+                "an unknown plugin left the asker open"
+            )
+        case .subscribed, .readAnotherRound, .wakeAt:
+            break
+        }
     }
 
     /// Writes up to `budget` bytes of the connection's output, in writes of at most `maxChunks` chunks,
@@ -246,11 +288,10 @@ private struct Harness {
                 "queue of \(id) is empty but the client holds \(peers[slot].output.bufferedByteCount) bytes of a frame"
             )
         }
-        if broker.isClosing(id) && !broker.hasOutput(id) {
-            close(slot)
-        } else if broker.wantsInput(id) && peers[slot].input.bufferedByteCount > 0 {
-            processFrames(slot)
-        }
+        // Output left means the socket took no more: the budget is what the client read.
+        broker.writesDone(on: id, socketFull: broker.hasOutput(id), now: realtimeNow, into: &actions)
+        carryOutActions()
+        readSocket(slot)
     }
 
     /// The client reads what was just written: it must decode, and keep wire.md's promises.
@@ -371,29 +412,27 @@ private struct Harness {
         checkInvariants()
     }
 
-    /// The end of one turn of heraldd's loop: wills, dirty connections, the global bound.
+    /// The end of one turn of heraldd's loop (Sources/HeraldDaemon/Daemon.swift, run): due wills, the connections
+    /// with new output written, the turn ended (the global bound, the wake-up for wills), paused input read.
     mutating func turn() {
-        // As heraldd's supervisor does: every PLUGIN request is answered in the turn it came, known or not.
-        for request in broker.takePluginRequests() {
-            let known = request.frame.action == .reload || request.frame.name == "session"
-            let action = broker.answer(request, error: known ? nil : "no plugin is called \(request.frame.name)")
-            require(action == .none || broker.isClosing(request.connection), "an unknown plugin left the asker open")
-        }
-        _ = broker.takeSubscribedPatterns()
         broker.postDueWills(monotonicNow: monotonic, realtimeNow: realtimeNow)
-        broker.takeDirty(into: &scratch)
-        let ids = scratch
-        scratch.removeAll(keepingCapacity: true)
-        for id in ids { require(peers[id.rawValue].isOpen, "takeDirty named \(id), which is closed") }
-        // Each once: heraldd writes them in one batch, where a connection listed twice would get its bytes twice.
-        require(Set(ids).count == ids.count, "takeDirty named a connection twice: \(ids)")
-        for id in ids {
-            // A write can resume a paused connection's input, and that can close another listed one.
-            if peers[id.rawValue].isOpen && !peers[id.rawValue].isStalled {
-                write(id.rawValue, budget: Int.max, maxChunks: 64)
-            }
+        broker.readRoundEnded(into: &actions)
+        for action in actions { require(action == .readAnotherRound, "a round ended with \(action)") }
+        actions.removeAll(keepingCapacity: true)
+        broker.turnEnding(into: &actions)
+        var ids: [ConnectionID] = []
+        for action in actions {
+            guard case .write(let id) = action else { requireFailure("turnEnding appended \(action)") }
+            ids.append(id)
         }
-        if broker.isOverGlobalBound { relieveGlobalBound() }
+        for id in ids { require(peers[id.rawValue].isOpen, "turnEnding named \(id), which is closed") }
+        // Each once: heraldd writes them in one batch, where a connection listed twice would get its bytes twice.
+        require(Set(ids).count == ids.count, "turnEnding named a connection twice: \(ids)")
+        // A write can resume a paused connection's input, and that can close another listed one: skipped then.
+        carryOutActions()
+        broker.turnEnded(into: &actions)
+        carryOutActions()
+        for slot in peers.indices { readSocket(slot) }
         checkInvariants()
     }
 
@@ -409,7 +448,16 @@ private struct Harness {
     mutating func shutDown() {
         guard !isShutDown else { return }
         isShutDown = true
-        broker.shutDown()
+        broker.shutDown(into: &actions)
+        var closing = 0
+        for action in actions {
+            guard case .closeAfterFlush(let id) = action, peers[id.rawValue].isOpen else {
+                requireFailure("shutDown appended \(action)")
+            }
+            closing += 1
+        }
+        require(closing == peers.filter(\.isOpen).count, "shutDown closes \(closing) connections, not every open one")
+        carryOutActions()
         require(broker.nextWillDeadline == nil, "wills survive shutDown")
         for slot in peers.indices where peers[slot].isOpen {
             require(broker.isClosing(ConnectionID(slot)), "#\(slot) not closing after shutDown")
@@ -429,16 +477,17 @@ private struct Harness {
         require(report.connections == 0, "\(report.connections) connections left open")
         require(report.subscriptions == 0, "\(report.subscriptions) subscriptions left")
         require(broker.accounting.bytes == 0, "\(broker.accounting.bytes) bytes of encoded frames leaked")
-        var ids: [ConnectionID] = []
-        broker.takeDirty(into: &ids)
-        require(ids.isEmpty, "takeDirty named closed connections")
+        broker.turnEnding(into: &actions)
+        require(actions.isEmpty, "turnEnding named closed connections: \(actions)")
         // connectionsByUID is private: a uid's count that leaked shows as TOO_MANY_CONNECTIONS here.
         for slot in 0..<FuzzLimits.maxConnections {
-            require(
-                broker.connectionOpened(ConnectionID(slot), sender: Sender(pid: 1, uid: FuzzLimits.ownerUID, gid: 1))
-                    == .none || isShutDown,
-                "a closed connection still counts against its uid"
+            broker.connectionOpened(
+                ConnectionID(slot),
+                sender: Sender(pid: 1, uid: FuzzLimits.ownerUID, gid: 1),
+                into: &actions
             )
+            require(actions.isEmpty || isShutDown, "a closed connection still counts against its uid")
+            actions.removeAll()
         }
     }
 

@@ -28,7 +28,7 @@ struct BrokerActionsTests {
             broker.didWrite(count, to: id)
         }
         var actions: [BrokerAction] = []
-        broker.writesDone(on: id, now: 1_000, into: &actions)
+        broker.writesDone(on: id, socketFull: false, now: 1_000, into: &actions)
         return actions
     }
 
@@ -187,7 +187,9 @@ struct BrokerActionsTests {
         }
         #expect(request.connection == id && request.frame == plugin)
         #expect(Array(actions.dropFirst()) == [.readAgain(id)])
-        #expect(broker.answer(request, error: nil) == .none)
+        var answered: [BrokerAction] = []
+        broker.answer(request, error: nil, into: &answered)
+        #expect(answered.isEmpty)
         var more: [BrokerAction] = []
         #expect(broker.readBuffered(on: id, now: 1_000, into: &more) == 1)
         #expect(more == [.watch(id, reading: true, writing: true)])
@@ -203,4 +205,66 @@ struct BrokerActionsTests {
         while let frame = try! decoder.next() { frames.append(frame) }
         #expect(frames == [.ack(.init(request: 5, sequence: 0)), .ack(.init(request: 6, sequence: 0))])
     }
+
+    @Test func outputLeftAfterAWriteThatTookAllItWasOfferedIsWrittenAgainAtOnce() {
+        var broker = makeBroker()
+        let id = open(1, &broker)
+        _ = read(hello(), on: id, &broker)
+        _ = turnEnding(&broker)
+        // The socket takes the first byte, all it was offered: the rest needs no wait for writability.
+        broker.didWrite(1, to: id)
+        var actions: [BrokerAction] = []
+        broker.writesDone(on: id, socketFull: false, now: 1_000, into: &actions)
+        #expect(actions == [.write(id)])
+        // A full socket: the rest waits for room, as the watch already asks.
+        actions.removeAll()
+        broker.writesDone(on: id, socketFull: true, now: 1_000, into: &actions)
+        #expect(actions.isEmpty)
+    }
+
+    @Test func aBusyTurnWithOutputForSeveralConnectionsAsksForAnotherRoundOfReads() {
+        var broker = makeBroker()
+        let publisher = open(1, &broker)
+        let first = open(2, &broker)
+        let second = open(3, &broker)
+        for id in [publisher, first, second] {
+            _ = read(hello(), on: id, &broker)
+            _ = writeAll(id, &broker)
+        }
+        for (id, subscription) in [(first, UInt32(1)), (second, 2)] {
+            let subscribe = Frame.subscribe(.init(subscription: subscription, pattern: try! Pattern("n")))
+            _ = read(subscribe.encoded(), on: id, &broker)
+            _ = writeAll(id, &broker)
+        }
+        _ = turnEnding(&broker)
+        var actions: [BrokerAction] = []
+        let post = Frame.post(.init(name: "n", payload: [1]))
+        let few = Array(repeating: post.encoded(), count: Broker.framesForAnotherRound - 1).flatMap { $0 }
+        _ = read(few, on: publisher, &broker)
+        broker.readRoundEnded(into: &actions)
+        #expect(actions.isEmpty, "asked for another round after \(Broker.framesForAnotherRound - 1) frames")
+        _ = read(post.encoded(), on: publisher, &broker)
+        broker.readRoundEnded(into: &actions)
+        #expect(actions == [.readAnotherRound])
+        // A new turn counts from nothing.
+        #expect(turnEnding(&broker) == [.write(first), .write(second)])
+        actions.removeAll()
+        _ = read(post.encoded(), on: publisher, &broker)
+        broker.readRoundEnded(into: &actions)
+        #expect(actions.isEmpty)
+    }
+
+    @Test func aHelloTimeoutAndTooManyIncompleteConnectionsCloseOnlyConnectionsStillWaiting() {
+        var broker = makeBroker()
+        let waiting = open(1, &broker)
+        let greeted = open(2, &broker)
+        _ = read(hello(), on: greeted, &broker)
+        var actions: [BrokerAction] = []
+        broker.helloTimedOut(greeted, afterMilliseconds: 5, into: &actions)
+        broker.tooManyIncompleteConnections(greeted, limit: 1, into: &actions)
+        #expect(actions.isEmpty)
+        broker.helloTimedOut(waiting, afterMilliseconds: 5, into: &actions)
+        #expect(actions == [.closeAfterFlush(waiting)])
+    }
+
 }

@@ -34,19 +34,98 @@ struct BrokerHarness {
         broker = Broker(configuration: configuration)
     }
 
+    /// What one event appended for the owner, and how many frames it handled.
+    struct Outcome {
+        let id: ConnectionID
+        let actions: [BrokerAction]
+        var frames = 0
+
+        /// Whether the event ended the connection: a ``BrokerAction/closeAfterFlush(_:)`` for it.
+        var closesConnection: Bool { actions.contains(.closeAfterFlush(id)) }
+        /// Whether the connection stays open after the event.
+        var keepsConnection: Bool { !closesConnection }
+        /// The `PLUGIN` requests handed over, in order.
+        var pluginRequests: [Broker.PluginRequest] {
+            actions.compactMap {
+                if case .pluginRequest(let request) = $0 { return request }
+                return nil
+            }
+        }
+        /// The patterns reported subscribed, in order.
+        var subscribed: [Pattern] {
+            actions.compactMap {
+                if case .subscribed(let pattern) = $0 { return pattern }
+                return nil
+            }
+        }
+        /// The connections the event asked to be written now.
+        var writes: [ConnectionID] {
+            actions.compactMap {
+                if case .write(let id) = $0 { return id }
+                return nil
+            }
+        }
+    }
+
+    /// Opens a connection as heraldd does when it accepts one.
+    @discardableResult
+    mutating func open(_ id: ConnectionID, sender: Sender = owner) -> Outcome {
+        var actions: [BrokerAction] = []
+        broker.connectionOpened(id, sender: sender, into: &actions)
+        return Outcome(id: id, actions: actions)
+    }
+
     /// Opens a connection and completes the handshake, discarding the WELCOME.
     mutating func connect(_ raw: Int, sender: Sender = owner) -> ConnectionID {
         let id = ConnectionID(raw)
-        _ = broker.connectionOpened(id, sender: sender)
-        _ = send(.hello(.init(client: "test")), from: id)
+        open(id, sender: sender)
+        send(.hello(.init(client: "test")), from: id)
         _ = output(of: id)
         return id
     }
 
+    /// Hands the connection's `bytes` to the broker as one read, as heraldd does.
     @discardableResult
-    mutating func send(_ frame: Frame, from id: ConnectionID) -> Broker.Action {
+    mutating func read(_ bytes: [UInt8], from id: ConnectionID) -> Outcome {
         now += 1
-        return broker.frameReceived(frame, from: id, now: now)
+        let time = now
+        var actions: [BrokerAction] = []
+        let frames = bytes.withUnsafeBytes { broker.bytesRead($0, on: id, now: time, into: &actions) }
+        return Outcome(id: id, actions: actions, frames: frames)
+    }
+
+    /// Sends `frame` on the connection, encoded and read as one read.
+    @discardableResult
+    mutating func send(_ frame: Frame, from id: ConnectionID) -> Outcome {
+        read(frame.encoded(), from: id)
+    }
+
+    /// The owner's `HELLO` timer for the connection fired.
+    mutating func helloTimedOut(_ id: ConnectionID, afterMilliseconds milliseconds: Int) -> Outcome {
+        var actions: [BrokerAction] = []
+        broker.helloTimedOut(id, afterMilliseconds: milliseconds, into: &actions)
+        return Outcome(id: id, actions: actions)
+    }
+
+    /// The owner accepted the connection while `limit` others awaited `HELLO`.
+    mutating func tooManyIncompleteConnections(_ id: ConnectionID, limit: Int) -> Outcome {
+        var actions: [BrokerAction] = []
+        broker.tooManyIncompleteConnections(id, limit: limit, into: &actions)
+        return Outcome(id: id, actions: actions)
+    }
+
+    /// The owner's supervisor answered a `PLUGIN` request.
+    mutating func answer(_ request: Broker.PluginRequest, error: String?) -> Outcome {
+        var actions: [BrokerAction] = []
+        broker.answer(request, error: error, into: &actions)
+        return Outcome(id: request.connection, actions: actions)
+    }
+
+    /// The owner is about to write the turn's output: the connections it is asked to write.
+    mutating func turnEnding() -> [ConnectionID] {
+        var actions: [BrokerAction] = []
+        broker.turnEnding(into: &actions)
+        return Outcome(id: ConnectionID(0), actions: actions).writes
     }
 
     mutating func subscribe(
@@ -61,20 +140,15 @@ struct BrokerHarness {
         )
     }
 
+    @discardableResult
     mutating func post(
         _ id: ConnectionID,
         _ name: String,
         _ payload: String = "",
         retain: Bool = false,
         request: UInt32 = 0
-    ) {
-        let frame = Frame.post(.init(request: request, name: name, payload: Array(payload.utf8), retain: retain))
-        // Through the decoder's in-place path, as heraldd reads posts (`Broker.postReceived`).
-        var decoder = FrameDecoder(role: .daemon, maxPayload: broker.configuration.bounds.maxPayload)
-        decoder.append(contentsOf: frame.encoded())
-        now += 1
-        let time = now
-        _ = try! broker.receiveNext(from: &decoder, on: id, now: time)
+    ) -> Outcome {
+        send(.post(.init(request: request, name: name, payload: Array(payload.utf8), retain: retain)), from: id)
     }
 
     /// Writes everything queued for `id` and returns the bytes.

@@ -3,9 +3,9 @@ import HeraldWire
 import Testing
 
 struct BrokerTests {
-    /// heraldd writes the connections `takeDirty` names in one batch, so each must be named once: even an id
+    /// heraldd writes the connections `turnEnding` names in one batch, so each must be named once: even an id
     /// that got output, closed and was reused by a new connection with output of its own within the turn.
-    @Test func takeDirtyNamesAReusedIdOnce() {
+    @Test func turnEndingNamesAReusedIdOnce() {
         var harness = BrokerHarness()
         let subscriber = harness.connect(3)
         harness.subscribe(subscriber, 1, "a.*")
@@ -15,17 +15,17 @@ struct BrokerTests {
         let reused = harness.connect(3)
         harness.subscribe(reused, 1, "a.*")
         harness.post(publisher, "a.c")
-        var ids: [ConnectionID] = []
-        harness.broker.takeDirty(into: &ids)
+        let ids = harness.turnEnding()
         #expect(ids.filter { $0 == reused }.count == 1, "named \(ids)")
+        #expect(harness.turnEnding().isEmpty, "named again in the next turn")
         #expect(BrokerHarness.notifications(harness.output(of: reused)) == ["a.c"])
     }
 
     @Test func welcomesAHelloWithTheHighestCommonVersionAndTheLimits() {
         var harness = BrokerHarness()
         let id = ConnectionID(3)
-        #expect(harness.broker.connectionOpened(id, sender: BrokerHarness.owner) == .none)
-        #expect(harness.send(.hello(.init(minVersion: 1, maxVersion: 9, client: "x")), from: id) == .none)
+        #expect(harness.open(id, sender: BrokerHarness.owner).keepsConnection)
+        #expect(harness.send(.hello(.init(minVersion: 1, maxVersion: 9, client: "x")), from: id).keepsConnection)
         #expect(
             harness.output(of: id) == [
                 .welcome(
@@ -38,8 +38,8 @@ struct BrokerTests {
     @Test func refusesAHelloWithNoCommonVersionAndCloses() {
         var harness = BrokerHarness()
         let id = ConnectionID(3)
-        _ = harness.broker.connectionOpened(id, sender: BrokerHarness.owner)
-        #expect(harness.send(.hello(.init(minVersion: 2, maxVersion: 3, client: "x")), from: id) == .closeAfterFlush)
+        harness.open(id, sender: BrokerHarness.owner)
+        #expect(harness.send(.hello(.init(minVersion: 2, maxVersion: 3, client: "x")), from: id).closesConnection)
         #expect(
             harness.output(of: id) == [
                 .error(
@@ -53,8 +53,8 @@ struct BrokerTests {
     @Test func requiresHelloFirstAndRefusesASecondHello() {
         var harness = BrokerHarness()
         let first = ConnectionID(1)
-        _ = harness.broker.connectionOpened(first, sender: BrokerHarness.owner)
-        #expect(harness.send(.ping(.init(request: 1)), from: first) == .closeAfterFlush)
+        harness.open(first, sender: BrokerHarness.owner)
+        #expect(harness.send(.ping(.init(request: 1)), from: first).closesConnection)
         #expect(
             harness.output(of: first) == [
                 .error(WireError(.helloRequired, "the first frame must be HELLO, not PING", request: 1))
@@ -62,7 +62,7 @@ struct BrokerTests {
         )
 
         let second = harness.connect(2)
-        #expect(harness.send(.hello(.init(client: "again")), from: second) == .closeAfterFlush)
+        #expect(harness.send(.hello(.init(client: "again")), from: second).closesConnection)
         #expect(
             harness.output(of: second) == [
                 .error(WireError(.unexpectedHello, "HELLO was already received on this connection"))
@@ -74,7 +74,7 @@ struct BrokerTests {
         var harness = BrokerHarness()
         let stranger = ConnectionID(1)
         #expect(
-            harness.broker.connectionOpened(stranger, sender: Sender(pid: 5, uid: 1001, gid: 1001)) == .closeAfterFlush
+            harness.open(stranger, sender: Sender(pid: 5, uid: 1001, gid: 1001)).closesConnection
         )
         #expect(
             harness.output(of: stranger) == [
@@ -82,7 +82,7 @@ struct BrokerTests {
             ]
         )
         let root = ConnectionID(2)
-        #expect(harness.broker.connectionOpened(root, sender: Sender(pid: 6, uid: 0, gid: 0)) == .none)
+        #expect(harness.open(root, sender: Sender(pid: 6, uid: 0, gid: 0)).keepsConnection)
     }
 
     @Test func acknowledgesASubscriptionWithTheLastSequenceSoFar() {
@@ -226,7 +226,7 @@ struct BrokerTests {
         harness.send(.unsubscribe(.init(subscription: 1)), from: id)
         harness.post(id, "a")
         #expect(BrokerHarness.notifications(harness.output(of: id)).isEmpty)
-        #expect(harness.send(.unsubscribe(.init(subscription: 1)), from: id) == .closeAfterFlush)
+        #expect(harness.send(.unsubscribe(.init(subscription: 1)), from: id).closesConnection)
         #expect(
             harness.output(of: id).last
                 == .error(WireError(.unknownSubscription, "subscription 1 is not live on this connection", request: 1))
@@ -238,7 +238,7 @@ struct BrokerTests {
         let id = harness.connect(1)
         harness.subscribe(id, 1, "a")
         #expect(
-            harness.send(.subscribe(.init(subscription: 1, pattern: try! Pattern("b"))), from: id) == .closeAfterFlush
+            harness.send(.subscribe(.init(subscription: 1, pattern: try! Pattern("b"))), from: id).closesConnection
         )
         #expect(
             harness.output(of: id).last
@@ -251,7 +251,7 @@ struct BrokerTests {
         harness.subscribe(other, 2, "b")
         #expect(
             harness.send(.subscribe(.init(subscription: 3, pattern: try! Pattern("c"))), from: other)
-                == .closeAfterFlush
+                .closesConnection
         )
         #expect(
             harness.output(of: other).last
@@ -273,7 +273,7 @@ struct BrokerTests {
         harness.post(id, "b", "", retain: true)
         #expect(harness.broker.wantsInput(id))
         #expect(
-            harness.send(.post(.init(request: 2, name: "b", payload: [1], retain: true)), from: id) == .closeAfterFlush
+            harness.send(.post(.init(request: 2, name: "b", payload: [1], retain: true)), from: id).closesConnection
         )
         #expect(
             harness.output(of: id).last
@@ -302,8 +302,9 @@ struct BrokerTests {
     @Test func byeClosesAfterFlushAndLaterFramesAreIgnored() {
         var harness = BrokerHarness()
         let id = harness.connect(1)
-        #expect(harness.send(.bye, from: id) == .closeAfterFlush)
-        #expect(harness.send(.ping(.init(request: 1)), from: id) == .closeAfterFlush)
+        #expect(harness.send(.bye, from: id).closesConnection)
+        let ping = harness.send(.ping(.init(request: 1)), from: id)
+        #expect(ping.frames == 0 && ping.actions.isEmpty, "a closing connection's input was handled: \(ping.actions)")
         #expect(harness.output(of: id).isEmpty)
     }
 
@@ -311,7 +312,9 @@ struct BrokerTests {
         var harness = BrokerHarness()
         let a = harness.connect(1)
         let b = harness.connect(2)
-        harness.broker.shutDown()
+        var actions: [BrokerAction] = []
+        harness.broker.shutDown(into: &actions)
+        #expect(actions == [.closeAfterFlush(a), .closeAfterFlush(b)])
         for id in [a, b] {
             #expect(harness.output(of: id) == [.error(WireError(.shuttingDown, "heraldd is shutting down"))])
             #expect(harness.broker.isClosing(id))

@@ -11,13 +11,13 @@ struct DaemonRequestTests {
         _ = harness.output(of: asker)
         let poster = harness.connect(2)
         harness.post(poster, "a.b")
-        #expect(harness.send(.plugin(.init(request: 5, action: .restart, name: "session")), from: asker) == .none)
+        let asked = harness.send(.plugin(.init(request: 5, action: .restart, name: "session")), from: asker)
+        #expect(asked.keepsConnection)
         #expect(harness.output(of: asker).isEmpty, "nothing is answered before the daemon has acted")
-        let requests = harness.broker.takePluginRequests()
+        let requests = asked.pluginRequests
         #expect(requests.map(\.frame) == [.init(request: 5, action: .restart, name: "session")])
         #expect(requests.map(\.connection) == [asker])
-        #expect(harness.broker.takePluginRequests().isEmpty)
-        #expect(harness.broker.answer(requests[0], error: nil) == .none)
+        #expect(harness.answer(requests[0], error: nil).keepsConnection)
         #expect(harness.output(of: asker) == [.ack(.init(request: 5, sequence: 1))])
     }
 
@@ -25,9 +25,9 @@ struct DaemonRequestTests {
         var harness = BrokerHarness()
         let asker = harness.connect(1)
         _ = harness.output(of: asker)
-        _ = harness.send(.plugin(.init(request: 6, action: .start, name: "nope")), from: asker)
-        let request = harness.broker.takePluginRequests()[0]
-        #expect(harness.broker.answer(request, error: "no plugin is called nope") == .closeAfterFlush)
+        let request = harness.send(.plugin(.init(request: 6, action: .start, name: "nope")), from: asker)
+            .pluginRequests[0]
+        #expect(harness.answer(request, error: "no plugin is called nope").closesConnection)
         #expect(
             harness.output(of: asker) == [.error(WireError(.unknownPlugin, "no plugin is called nope", request: 6))]
         )
@@ -36,22 +36,23 @@ struct DaemonRequestTests {
     @Test func anAnswerToAConnectionThatHasClosedIsDropped() {
         var harness = BrokerHarness()
         let asker = harness.connect(1)
-        _ = harness.send(.plugin(.init(request: 6, action: .reload, name: "")), from: asker)
-        let request = harness.broker.takePluginRequests()[0]
+        let request = harness.send(.plugin(.init(request: 6, action: .reload, name: "")), from: asker).pluginRequests[0]
         harness.broker.connectionClosed(asker)
-        #expect(harness.broker.answer(request, error: nil) == .none)
+        #expect(harness.answer(request, error: nil).keepsConnection)
     }
 
     @Test func subscriptionsAreReportedOnlyWhileTheDaemonAsksAndOnlyWhenTheyTookEffect() {
         var harness = BrokerHarness()
         let id = harness.connect(1)
-        harness.subscribe(id, 1, "before.*")
+        func subscribe(_ subscription: UInt32, _ pattern: String) -> [String] {
+            harness.send(.subscribe(.init(subscription: subscription, pattern: try! Pattern(pattern))), from: id)
+                .subscribed.map(\.text)
+        }
+        #expect(subscribe(1, "before.*").isEmpty)
         harness.broker.reportsSubscriptions = true
-        harness.subscribe(id, 2, "session.*")
+        #expect(subscribe(2, "session.*") == ["session.*"])
         // A duplicate subscription id is refused: not reported.
-        harness.subscribe(id, 2, "other.*")
-        #expect(harness.broker.takeSubscribedPatterns().map(\.text) == ["session.*"])
-        #expect(harness.broker.takeSubscribedPatterns().isEmpty)
+        #expect(subscribe(2, "other.*").isEmpty)
     }
 
     @Test func theDaemonMayPostAndRetainUnderHeraldWithItsOwnIdentity() {

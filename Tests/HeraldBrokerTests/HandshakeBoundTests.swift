@@ -8,7 +8,7 @@ struct HandshakeBoundTests {
     @Test func aConnectionAwaitsHelloUntilItsWelcome() {
         var harness = BrokerHarness()
         let id = ConnectionID(1)
-        #expect(harness.broker.connectionOpened(id, sender: BrokerHarness.owner) == .none)
+        #expect(harness.open(id, sender: BrokerHarness.owner).keepsConnection)
         #expect(harness.broker.isAwaitingHello(id))
         harness.send(.hello(.init(client: "test")), from: id)
         #expect(!harness.broker.isAwaitingHello(id))
@@ -18,20 +18,20 @@ struct HandshakeBoundTests {
         var harness = BrokerHarness()
         let stranger = ConnectionID(1)
         #expect(
-            harness.broker.connectionOpened(stranger, sender: Sender(pid: 1, uid: 4242, gid: 1)) == .closeAfterFlush
+            harness.open(stranger, sender: Sender(pid: 1, uid: 4242, gid: 1)).closesConnection
         )
         #expect(!harness.broker.isAwaitingHello(stranger))
         let rude = ConnectionID(2)
-        _ = harness.broker.connectionOpened(rude, sender: BrokerHarness.owner)
-        #expect(harness.send(.ping(.init(request: 1)), from: rude) == .closeAfterFlush)
+        harness.open(rude, sender: BrokerHarness.owner)
+        #expect(harness.send(.ping(.init(request: 1)), from: rude).closesConnection)
         #expect(!harness.broker.isAwaitingHello(rude))
     }
 
     @Test func aConnectionWithoutHelloTimesOutWithHelloTimeout() {
         var harness = BrokerHarness()
         let id = ConnectionID(1)
-        _ = harness.broker.connectionOpened(id, sender: BrokerHarness.owner)
-        #expect(harness.broker.helloTimedOut(id, afterMilliseconds: 5000) == .closeAfterFlush)
+        harness.open(id, sender: BrokerHarness.owner)
+        #expect(harness.helloTimedOut(id, afterMilliseconds: 5000).closesConnection)
         #expect(harness.output(of: id) == [.error(WireError(.helloTimeout, "no HELLO within 5000 ms of connecting"))])
         #expect(harness.broker.isClosing(id))
         #expect(WireError.Code.helloTimeout.rawValue == 25)
@@ -41,8 +41,8 @@ struct HandshakeBoundTests {
     @Test func aTimeoutAfterTheHandshakeChangesNothing() {
         var harness = BrokerHarness()
         let id = harness.connect(1)
-        #expect(harness.broker.helloTimedOut(id, afterMilliseconds: 5000) == .none)
-        #expect(harness.broker.tooManyIncompleteConnections(id, limit: 1) == .none)
+        #expect(harness.helloTimedOut(id, afterMilliseconds: 5000).keepsConnection)
+        #expect(harness.tooManyIncompleteConnections(id, limit: 1).keepsConnection)
         #expect(harness.output(of: id) == [])
         #expect(!harness.broker.isClosing(id))
     }
@@ -50,8 +50,8 @@ struct HandshakeBoundTests {
     @Test func aConnectionPastTheIncompleteCapIsRefusedWithTooManyConnections() {
         var harness = BrokerHarness()
         let id = ConnectionID(1)
-        _ = harness.broker.connectionOpened(id, sender: BrokerHarness.owner)
-        #expect(harness.broker.tooManyIncompleteConnections(id, limit: 1024) == .closeAfterFlush)
+        harness.open(id, sender: BrokerHarness.owner)
+        #expect(harness.tooManyIncompleteConnections(id, limit: 1024).closesConnection)
         #expect(
             harness.output(of: id) == [
                 .error(

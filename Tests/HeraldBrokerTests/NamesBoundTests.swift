@@ -22,7 +22,7 @@ struct NamesBoundTests {
         harness.subscribe(other, 3, "d.*")  // not listed, not counted
         _ = harness.output(of: client)
         // 2 retained + 2 exact = 4 (b counted twice), at the limit: answered, b listed once.
-        #expect(harness.send(.names(.init(request: 7)), from: client) == .none)
+        #expect(harness.send(.names(.init(request: 7)), from: client).keepsConnection)
         #expect(Self.names(harness.output(of: client)) == ["a", "b", "c"])
     }
 
@@ -34,7 +34,7 @@ struct NamesBoundTests {
         harness.subscribe(other, 1, "x")
         harness.subscribe(other, 2, "y")
         _ = harness.output(of: client)
-        #expect(harness.send(.names(.init(request: 7)), from: client) == .closeAfterFlush)
+        #expect(harness.send(.names(.init(request: 7)), from: client).closesConnection)
         let frames = harness.output(of: client)
         #expect(Self.names(frames).isEmpty)
         guard case .error(let error) = frames.last else {
@@ -49,7 +49,7 @@ struct NamesBoundTests {
                 == "3 retained names and 2 exactly subscribed names are over this daemon's limit of 4 names for NAMES"
         )
         // Only the asker pays: the other connection is still served.
-        #expect(harness.send(.ping(.init(request: 3)), from: other) == .none)
+        #expect(harness.send(.ping(.init(request: 3)), from: other).keepsConnection)
         #expect(harness.output(of: other).last == .ack(.init(request: 3, sequence: 3)))
     }
 }

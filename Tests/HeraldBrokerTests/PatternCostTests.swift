@@ -39,7 +39,7 @@ struct PatternCostTests {
         #expect(harness.output(of: client).count == 3)
         #expect(
             harness.send(.subscribe(.init(subscription: 4, pattern: try! Pattern("p.*.q.r"))), from: client)
-                == .closeAfterFlush
+                .closesConnection
         )
         let error = Self.error(harness.output(of: client))
         #expect(error?.code == .patternTooComplex)
@@ -56,10 +56,10 @@ struct PatternCostTests {
         let client = harness.connect(1)
         harness.subscribe(client, 1, "a.*.c")
         _ = harness.output(of: client)
-        #expect(harness.send(.monitor(.init(request: 2)), from: client) == .closeAfterFlush)
+        #expect(harness.send(.monitor(.init(request: 2)), from: client).closesConnection)
         #expect(Self.error(harness.output(of: client))?.code == .patternTooComplex)
         let monitor = harness.connect(2)
-        #expect(harness.send(.monitor(.init(request: 2)), from: monitor) == .none)
+        #expect(harness.send(.monitor(.init(request: 2)), from: monitor).keepsConnection)
         #expect(harness.broker.connections[monitor.rawValue]!.patternCost == 1)
     }
 

@@ -6,7 +6,7 @@ struct SecurityAndLimitsTests {
     @Test func onlyTheOwnerMayMonitorNotEvenRoot() {
         var harness = BrokerHarness()
         let root = harness.connect(1, sender: Sender(pid: 1, uid: 0, gid: 0))
-        #expect(harness.send(.monitor(.init(request: 3)), from: root) == .closeAfterFlush)
+        #expect(harness.send(.monitor(.init(request: 3)), from: root).closesConnection)
         guard case .error(let error) = harness.output(of: root).last else {
             Issue.record("no ERROR")
             return
@@ -24,7 +24,7 @@ struct SecurityAndLimitsTests {
         harness.post(publisher, "a")
         harness.post(publisher, "b.c.d")
         #expect(BrokerHarness.notifications(harness.output(of: monitor)) == ["a", "b.c.d"])
-        #expect(harness.send(.post(.init(name: "x", payload: [])), from: monitor) == .closeAfterFlush)
+        #expect(harness.send(.post(.init(name: "x", payload: [])), from: monitor).closesConnection)
         guard case .error(let error) = harness.output(of: monitor).last else {
             Issue.record("no ERROR")
             return
@@ -37,17 +37,17 @@ struct SecurityAndLimitsTests {
         _ = harness.connect(1)
         _ = harness.connect(2)
         let third = ConnectionID(3)
-        #expect(harness.broker.connectionOpened(third, sender: BrokerHarness.owner) == .closeAfterFlush)
+        #expect(harness.open(third, sender: BrokerHarness.owner).closesConnection)
         #expect(
             harness.output(of: third) == [
                 .error(WireError(.tooManyConnections, "uid 1000 already holds 2 connections, the limit"))
             ]
         )
         // Another uid (root) has its own count, and closing frees a place.
-        #expect(harness.broker.connectionOpened(ConnectionID(4), sender: Sender(pid: 1, uid: 0, gid: 0)) == .none)
+        #expect(harness.open(ConnectionID(4), sender: Sender(pid: 1, uid: 0, gid: 0)).keepsConnection)
         harness.broker.connectionClosed(third)
         harness.broker.connectionClosed(ConnectionID(1))
-        #expect(harness.broker.connectionOpened(ConnectionID(5), sender: BrokerHarness.owner) == .none)
+        #expect(harness.open(ConnectionID(5), sender: BrokerHarness.owner).keepsConnection)
     }
 
     @Test func enforcesALowerNameLimitOnNamesAndPatterns() {
@@ -108,7 +108,7 @@ struct SecurityAndLimitsTests {
         let payload = String(repeating: "p", count: 200)
         #expect(
             harness.send(.post(.init(request: 7, name: "a.b", payload: Array(payload.utf8))), from: id)
-                == .closeAfterFlush
+                .closesConnection
         )
         let frames = harness.output(of: id)
         guard case .error(let error)? = frames.last else {

@@ -115,24 +115,19 @@ struct SlowSubscriberTests {
 }
 
 struct UrgentOutputTests {
-    @Test func flagsAConnectionWhoseQueuePassesHalfItsBoundOnce() {
+    @Test func asksForAWriteOfAConnectionWhoseQueuePassesHalfItsBoundOnce() {
         var harness = BrokerHarness(queueBytes: 4 * SlowSubscriberTests.frameSize)
         let publisher = harness.connect(1)
         let subscriber = harness.connect(2)
         harness.subscribe(subscriber, 1, "n")
         _ = harness.output(of: subscriber)
-        harness.post(publisher, "n", "0123456789")
-        harness.post(publisher, "n", "0123456789")
-        #expect(!harness.broker.hasUrgentOutput)  // exactly half: not past it
-        harness.post(publisher, "n", "0123456789")
-        #expect(harness.broker.hasUrgentOutput)
-        var urgent: [ConnectionID] = []
-        harness.broker.takeUrgent(into: &urgent)
-        #expect(urgent == [subscriber])
-        harness.post(publisher, "n", "0123456789")
-        #expect(!harness.broker.hasUrgentOutput, "flagged again before its queue drained")
+        #expect(harness.post(publisher, "n", "0123456789").writes.isEmpty)
+        #expect(harness.post(publisher, "n", "0123456789").writes.isEmpty)  // exactly half: not past it
+        #expect(harness.post(publisher, "n", "0123456789").writes == [subscriber])
+        #expect(harness.post(publisher, "n", "0123456789").writes.isEmpty, "asked again before its queue drained")
         _ = harness.output(of: subscriber)
-        for _ in 0..<3 { harness.post(publisher, "n", "0123456789") }
-        #expect(harness.broker.hasUrgentOutput, "not flagged after draining and filling again")
+        var writes: [ConnectionID] = []
+        for _ in 0..<3 { writes += harness.post(publisher, "n", "0123456789").writes }
+        #expect(writes == [subscriber], "not asked after draining and filling again")
     }
 }

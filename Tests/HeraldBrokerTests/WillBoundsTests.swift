@@ -96,7 +96,8 @@ struct WillBoundsTests {
         let b = harness.connect(5)
         harness.send(will("b"), from: b)
         #expect(refusal(harness.output(of: b))?.code == .tooManyWills)
-        harness.broker.shutDown()
+        var actions: [BrokerAction] = []
+        harness.broker.shutDown(into: &actions)
         #expect(harness.broker.willCount == 1)  // a's, on its open connection
         harness.broker.connectionClosed(a, monotonicNow: 0)
         #expect(harness.broker.willCount == 0 && harness.broker.willBytes == 0)

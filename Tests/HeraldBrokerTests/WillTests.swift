@@ -50,7 +50,8 @@ struct WillTests {
         harness.send(will("second"), from: client)
         let withdrawn = harness.connect(3)
         harness.send(will("third"), from: withdrawn)
-        harness.send(will(""), from: withdrawn)
+        // As wire.md has it: an empty name withdraws, and has no payload.
+        #expect(harness.send(will("", ""), from: withdrawn).keepsConnection)
         harness.broker.connectionClosed(client, monotonicNow: 0)
         harness.broker.connectionClosed(withdrawn, monotonicNow: 0)
         _ = harness.output(of: observer)
@@ -75,14 +76,15 @@ struct WillTests {
         let client = harness.connect(2)
         harness.send(will("presence.alice"), from: client)
         harness.broker.connectionClosed(client, monotonicNow: 0)
-        harness.broker.shutDown()
+        var actions: [BrokerAction] = []
+        harness.broker.shutDown(into: &actions)
         #expect(harness.broker.nextWillDeadline == nil)
     }
 
     @Test func refusesAWillForAReservedName() {
         var harness = BrokerHarness()
         let client = harness.connect(2)
-        #expect(harness.send(will("herald.dropped"), from: client) == .closeAfterFlush)
+        #expect(harness.send(will("herald.dropped"), from: client).closesConnection)
         guard case .error(let error) = harness.output(of: client).last else {
             Issue.record("no ERROR")
             return

@@ -14,7 +14,7 @@ struct WireContractTests {
     @Test func anotherUidGetsPermissionDeniedInPlaceOfWelcome() {
         var harness = BrokerHarness()
         let id = ConnectionID(1)
-        #expect(harness.broker.connectionOpened(id, sender: Sender(pid: 7, uid: 4242, gid: 4242)) == .closeAfterFlush)
+        #expect(harness.open(id, sender: Sender(pid: 7, uid: 4242, gid: 4242)).closesConnection)
         let frames = harness.output(of: id)
         #expect(frames.count == 1)
         #expect(finalError(frames)?.code == .permissionDenied)
@@ -25,13 +25,13 @@ struct WireContractTests {
     @Test func helloRequiredCarriesTheRequestOfTheFrameItAnswers() {
         var harness = BrokerHarness()
         let id = ConnectionID(1)
-        _ = harness.broker.connectionOpened(id, sender: BrokerHarness.owner)
+        harness.open(id, sender: BrokerHarness.owner)
         harness.send(.ping(.init(request: 33)), from: id)
         let frames = harness.output(of: id)
         #expect(finalError(frames)?.code == .helloRequired)
         #expect(finalError(frames)?.request == 33)
         var bye = BrokerHarness()
-        _ = bye.broker.connectionOpened(id, sender: BrokerHarness.owner)
+        bye.open(id, sender: BrokerHarness.owner)
         bye.send(.bye, from: id)
         #expect(finalError(bye.output(of: id)) == WireError(.helloRequired, "the first frame must be HELLO, not BYE"))
     }
@@ -50,7 +50,7 @@ struct WireContractTests {
         let id = harness.connect(1)
         harness.subscribe(id, 1, "a")
         _ = harness.output(of: id)
-        #expect(harness.send(frame, from: id) == .closeAfterFlush)
+        #expect(harness.send(frame, from: id).closesConnection)
         let error = finalError(harness.output(of: id))
         #expect(error?.code.description == code)
         #expect(error?.request == request)
@@ -62,7 +62,7 @@ struct WireContractTests {
         let id = harness.connect(1)
         harness.subscribe(id, 1, "a")
         _ = harness.output(of: id)
-        #expect(harness.send(.monitor(.init(request: 2)), from: id) == .closeAfterFlush)
+        #expect(harness.send(.monitor(.init(request: 2)), from: id).closesConnection)
         let error = finalError(harness.output(of: id))
         #expect(error?.code == .tooManySubscriptions)
         #expect(error?.request == 2)
@@ -86,7 +86,7 @@ struct WireContractTests {
         harness.send(.unsubscribe(.init(subscription: 7)), from: monitor)
         harness.post(publisher, "any.thing", "z")
         #expect(harness.output(of: monitor) == [])
-        #expect(harness.send(.post(.init(request: 3, name: "m", payload: [])), from: monitor) == .closeAfterFlush)
+        #expect(harness.send(.post(.init(request: 3, name: "m", payload: [])), from: monitor).closesConnection)
         #expect(finalError(harness.output(of: monitor))?.code == .permissionDenied)
     }
 
@@ -143,7 +143,7 @@ struct WireContractTests {
         var harness = BrokerHarness(queueBytes: 100)
         let publisher = harness.connect(1)
         let id = ConnectionID(2)
-        _ = harness.broker.connectionOpened(id, sender: BrokerHarness.owner)
+        harness.open(id, sender: BrokerHarness.owner)
         harness.send(.hello(.init(client: "pipelined")), from: id)
         harness.subscribe(id, 1, "a")
         // Too big for the queue: the new frame itself is dropped, and a notice is owed.
