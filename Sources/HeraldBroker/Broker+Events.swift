@@ -1,4 +1,4 @@
-public import HeraldWire
+import HeraldWire
 
 /// The broker's events as its owner's event loop meets them (bytes read, output written, a turn ending), each
 /// appending what the owner must do into a reused buffer of ``BrokerAction``s instead of the owner asking the broker,

@@ -1,4 +1,4 @@
-public import HeraldWire
+import HeraldWire
 
 extension Broker {
     /// A whole frame arrived on a connection, decoded and checked by `FrameDecoder(role: .daemon)`.

@@ -1,4 +1,4 @@
-public import HeraldWire
+import HeraldWire
 
 extension Broker {
     /// Whether the frames queued for all connections, as `accounting` counts their buffers, are over
