@@ -46,7 +46,7 @@ final class Connection: Sendable {
             sender: HeraldNotification.Sender(
                 pid: Int32(bitPattern: welcome.daemonPID),
                 uid: ProcessIdentity.effectiveUID(),
-                gid: getegid()
+                gid: ProcessIdentity.effectiveGID()
             )
         )
     }

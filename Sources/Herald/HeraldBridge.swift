@@ -1,4 +1,5 @@
 public import Foundation
+import HeraldPosix
 import HeraldWire
 import Synchronization
 
@@ -206,7 +207,7 @@ public final class HeraldBridge: Sendable {
 
     /// Whether `name` with `payload` is this bridge's own export coming back; if so, it is crossed off.
     private func consumeEcho(name: String, payload: [UInt8], sender: HeraldNotification.Sender?) -> Bool {
-        if let sender, sender.pid != getpid() { return false }
+        if let sender, sender.pid != ProcessIdentity.currentPID() { return false }
         let key = Self.echoKey(name, payload)
         return state.withLock { state in
             guard let count = state.inFlight[key] else { return false }

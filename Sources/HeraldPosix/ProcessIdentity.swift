@@ -25,4 +25,9 @@ public enum ProcessIdentity {
     public static func currentGID() -> UInt32 {
         getgid()
     }
+
+    /// The effective group ID (getegid): with ``effectiveUID()``, what `SO_PEERCRED` reports for this process.
+    public static func effectiveGID() -> UInt32 {
+        getegid()
+    }
 }
