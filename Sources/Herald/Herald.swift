@@ -268,6 +268,19 @@ public final class Herald: Sendable {
         try await post(Message.name, payload: [UInt8](data), retain: retain)
     }
 
+    /// Waits until every post made so far on this connection is written to the daemon's socket.
+    ///
+    /// After this returns, those posts are in the kernel's hands: the daemon reads them even if this process exits
+    /// or is killed now. It does not wait for the daemon to process them, which ``flush()`` does at the price of a
+    /// round trip. A bridge uses it to acknowledge a message upstream once it can no longer be lost here. While the
+    /// daemon reads nothing, this waits at most `Options.requestTimeout`, after which the connection ends.
+    ///
+    /// - Throws: why the connection ended, if it has (posts not yet written when it ended are lost).
+    public func waitUntilWritten() async throws(HeraldError) {
+        await connection.drainOutput()
+        if let reason = connection.closedReason { throw reason }
+    }
+
     /// A barrier: sends `PING` and waits for its `ACK`.
     ///
     /// - Returns: the last sequence number the daemon assigned. After this returns, the daemon has processed every

@@ -50,22 +50,23 @@ extension Bridge {
         }
     }
 
-    /// Acknowledges the QoS 1 messages imported from one read, once heraldd has processed their posts.
+    /// Acknowledges the QoS 1 messages imported from one read, once their posts are written to heraldd's socket.
     ///
     /// A PUBACK tells the broker the message is safe with us, and a post still waiting in this process's outgoing
-    /// buffer (`Herald.post` returns once it is queued) is not: were the bridge killed then, it would be lost. So
-    /// the bridge waits for `Herald.flush`, one PING round trip per read rather than per message. If heraldd cannot
-    /// be reached, or the broker connection changed meanwhile, nothing is acknowledged: the broker sends those
-    /// messages again (DUP), and `importedKeys` keeps a message posted once.
+    /// buffer (`Herald.post` returns once it is queued) is not: were the bridge killed then, it would be lost. Once
+    /// written, heraldd reads it even if the bridge dies, so the bridge waits for `Herald.waitUntilWritten`, not for
+    /// `Herald.flush`, whose round trip in every QoS 1 window cost a third of the bridged throughput (21k against
+    /// 29k msg/s, Benchmarks/README.md). If heraldd's connection ended, or the broker connection changed meanwhile,
+    /// nothing is acknowledged: the broker sends those messages again (DUP), and `importedKeys` posts them once.
     func acknowledgeImports() async {
         guard !pendingAcknowledgements.isEmpty else { return }
         let identifiers = pendingAcknowledgements
         pendingAcknowledgements.removeAll(keepingCapacity: true)
         let current = generation
         do {
-            try await herald.flush()
+            try await herald.waitUntilWritten()
         } catch {
-            logger.warning("\(identifiers.count) imported messages not acknowledged, heraldd did not answer: \(error)")
+            logger.warning("\(identifiers.count) imported messages not acknowledged, not written to heraldd: \(error)")
             return
         }
         guard current == generation else { return }

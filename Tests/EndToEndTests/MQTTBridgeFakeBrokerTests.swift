@@ -146,11 +146,13 @@ final class FakeBrokerSession {
         await host.stop()
     }
 
-    /// A QoS 1 message is acknowledged to the broker only once heraldd has processed its post: while heraldd is
-    /// stopped (SIGSTOP) no PUBACK goes out, since a post still queued in the bridge would be lost if the bridge
-    /// died; once heraldd runs again, the post is delivered once and the PUBACK follows.
+    /// A QoS 1 message is acknowledged to the broker only once its post is written to heraldd's socket, so killing
+    /// the bridge never loses a message the broker counts as delivered. heraldd is stopped (SIGSTOP) while the broker
+    /// sends 120 messages of 8 KiB: the bridge's posts fill heraldd's socket, then the library's outgoing buffer;
+    /// the bridge is SIGKILLed, heraldd resumes, and every message the bridge acknowledged must arrive. Acknowledging
+    /// once `post` returned (queued, not written) loses those still in the bridge's buffer.
     @Test(.timeLimit(.minutes(2)))
-    func aQoS1MessageIsAcknowledgedOnlyOnceHeralddHasItsPost() async throws {
+    func everyAcknowledgedQoS1MessageSurvivesAKillOfTheBridge() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: listener)
         let host = try await BridgedHost(
@@ -167,25 +169,33 @@ final class FakeBrokerSession {
             let seen = Received(try await onP.notifications(matching: "x.**"))
 
             host.daemon.process.signal(SIGSTOP)
-            try session.send(
-                .publish(
-                    .init(topic: "herald/x/one", payload: Array("{}".utf8), qos: .atLeastOnce, packetIdentifier: 7)
-                )
-            )
-            let whileStopped = try session.packets(within: 1500)
-            host.daemon.process.signal(SIGCONT)
-            #expect(!whileStopped.contains { $0.type == .puback }, "PUBACK before heraldd had the post")
-
-            let acknowledged = try session.next { $0.type == .puback }
-            guard case .puback(let ack)? = acknowledged else {
-                Issue.record("no PUBACK after heraldd resumed: \(session.packets.map(\.type)); \(host.bridge.stderr)")
-                throw CancellationError()
+            let padding = String(repeating: "p", count: 8192)
+            var burst: [UInt8] = []
+            for i in 1...120 {
+                let payload = Array("{\"i\":\(i),\"pad\":\"\(padding)\"}".utf8)
+                burst += try Packet.publish(
+                    .init(topic: "herald/x/n", payload: payload, qos: .atLeastOnce, packetIdentifier: UInt16(i))
+                ).encode()
             }
-            #expect(ack.packetIdentifier == 7)
-            let arrived = try await eventually(timeout: .seconds(10)) { !seen.named("x.one").isEmpty }
-            #expect(arrived, "x.one never arrived: \(host.bridge.stderr)")
-            try await onP.flush()
-            #expect(seen.named("x.one").count == 1)
+            try burst.withUnsafeBytes { raw in try session.connection.writeAll(raw) }
+            let acknowledged = try session.packets(within: 2000).compactMap { packet -> Int? in
+                if case .puback(let ack) = packet { return Int(ack.packetIdentifier) }
+                return nil
+            }
+            host.bridge.signal(SIGKILL)
+            host.daemon.process.signal(SIGCONT)
+
+            #expect(!acknowledged.isEmpty, "nothing was acknowledged: \(host.bridge.stderr)")
+            #expect(acknowledged.count < 120, "all 120 acknowledged while heraldd was stopped")
+            let arrivedAll = try await eventually(timeout: .seconds(10)) {
+                let arrived = Set(seen.named("x.n").compactMap { $0.userInfo?["i"]?.doubleValue }.map { Int($0) })
+                return Set(acknowledged).isSubset(of: arrived)
+            }
+            let arrived = Set(seen.named("x.n").compactMap { $0.userInfo?["i"]?.doubleValue }.map { Int($0) })
+            #expect(
+                arrivedAll,
+                "acknowledged but lost: \(Set(acknowledged).subtracting(arrived).sorted()) of \(acknowledged.count)"
+            )
             await onP.close()
             try session.connection.shutdown(read: true, write: true)
         } catch {

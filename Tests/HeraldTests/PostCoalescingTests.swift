@@ -121,6 +121,31 @@ import Testing
         }
     }
 
+    /// `waitUntilWritten` returns once the posts are in the socket, without the daemon's answer: it returns while
+    /// the daemon is stopped, with nothing left in the outgoing buffer, and the posts arrive once it runs again.
+    /// It throws once the connection has ended.
+    @Test func waitUntilWrittenReturnsOnceThePostsAreInTheSocketNotOnceTheDaemonAnswers() async throws {
+        try await withDaemon { daemon in
+            let subscriber = try await connect(daemon, name: "subscriber")
+            let publisher = try await connect(daemon, name: "publisher")
+            let stream = try await subscriber.notifications(matching: "written", bufferingPolicy: .unbounded)
+            daemon.process.signal(SIGSTOP)
+            for index in 0..<50 {
+                try await publisher.post("written", payload: Self.payload(task: 0, index: index))
+            }
+            try await publisher.waitUntilWritten()
+            let left = publisher.connection.writer.withLock { $0.pending.count + $0.outgoing.count - $0.written }
+            daemon.process.signal(SIGCONT)
+            #expect(left == 0)
+            let received = await collect(50, from: stream)
+            #expect(received.map { Self.decode($0).index } == Array(0..<50))
+
+            await publisher.close()
+            await #expect(throws: HeraldError.self) { try await publisher.waitUntilWritten() }
+            await subscriber.close()
+        }
+    }
+
     @Test func closeWritesEveryQueuedPostBeforeSayingGoodbye() async throws {
         try await withDaemon { daemon in
             let subscriber = try await connect(daemon, name: "subscriber")
