@@ -54,6 +54,18 @@ final class ReaderExecutor: TaskExecutor, Sendable {
             #endif
         }
 
+        /// Signals the eventfd if the reader waits on it and it was not signalled since the reader last drained it:
+        /// once per wait.
+        mutating func wakeIfWaiting() {
+            #if os(Linux)
+            if isWaiting && !isSignalled {
+                isSignalled = true
+                // A non-blocking eventfd, drained once per wait, cannot reach its maximum: this does not fail.
+                try? wakeup?.signal()
+            }
+            #endif
+        }
+
         /// Makes connection `owner`'s reader the driver, awake, if no reader drives the executor and one can be
         /// woken.
         mutating func claim(for owner: ObjectIdentifier) {
@@ -80,13 +92,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         let queued = state.withLock { state -> Bool in
             guard state.owner != nil else { return false }
             state.jobs.append(unowned)
-            #if os(Linux)
-            if state.isWaiting && !state.isSignalled {
-                state.isSignalled = true
-                // A non-blocking eventfd, drained once per wait, cannot reach its maximum: this does not fail.
-                try? state.wakeup?.signal()
-            }
-            #endif
+            state.wakeIfWaiting()
             return true
         }
         if !queued {
@@ -116,12 +122,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         state.withLock { state in
             guard state.owner == owner, state.wakeupDescriptor != nil else { return false }
             state.outputRequested = true
-            #if os(Linux)
-            if state.isWaiting && !state.isSignalled {
-                state.isSignalled = true
-                try? state.wakeup?.signal()
-            }
-            #endif
+            state.wakeIfWaiting()
             return true
         }
     }
