@@ -90,20 +90,8 @@ extension FileDescriptor {
         orFrom other: Int32,
         timeoutMilliseconds: Int32
     ) throws(SystemError) -> (this: Bool, other: Bool) {
-        let ready = Int16(POLLIN | POLLHUP | POLLERR)
-        var entries = (
-            pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: other, events: Int16(POLLIN), revents: 0)
-        )
-        _ = try withUnsafeMutableBytes(of: &entries) { (raw) throws(SystemError) in
-            try retryingSyscall("poll descriptors \(rawValue) and \(other)") {
-                poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeoutMilliseconds)
-            }.completed("poll descriptors \(rawValue) and \(other)")
-        }
-        for entry in [entries.0, entries.1] where entry.revents & Int16(POLLNVAL) != 0 {
-            preconditionFailure("poll of descriptor \(entry.fd) found it closed: this is a bug in Herald")
-        }
-        return (entries.0.revents & ready != 0, entries.1.revents & ready != 0)
+        let ready = try waitForInput(orOutput: false, orFrom: other, timeoutMilliseconds: timeoutMilliseconds)
+        return (ready.this, ready.other)
     }
 
     /// Waits with poll(2) until this descriptor has input, or room for output when `output` is set, or `other` has
