@@ -35,24 +35,11 @@ deps() {
     for b in redis-server gcc make pkg-config jq timeout; do command -v "$b" >/dev/null || missing=1; done
     pkg-config --exists hiredis libzmq libsystemd 2>/dev/null || missing=1 # the harness links all its peers
     [ "$missing" = 0 ] && return 0
-    log "installing the measuring tools (apt-get)"
-    local rcd=/usr/sbin/policy-rc.d made=0
-    if [ ! -e $rcd ]; then printf '#!/bin/sh\nexit 101\n' > $rcd && chmod +x $rcd && made=1; fi # no service autostart
-    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        redis-server libhiredis-dev libzmq3-dev libsystemd-dev jq gcc make pkg-config coreutils >&2
-    local rc=$?
-    [ $made = 1 ] && rm -f $rcd
-    return $rc
+    apt_install redis-server libhiredis-dev libzmq3-dev libsystemd-dev jq gcc make pkg-config coreutils
 }
 
 TMP=$(mktemp -d /tmp/herald-compare.XXXXXX) # mode 0700, as heraldd wants its socket directory
-PIDS=()                                      # every process this script started and still runs
-stop() { local p; for p in "$@"; do kill "$p" 2>/dev/null; done; for p in "$@"; do wait "$p" 2>/dev/null; done; }
-cleanup() { stop "${PIDS[@]}"; rm -rf "$TMP"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-forget() { local keep=() p q; for p in "${PIDS[@]}"; do for q in "$@"; do [ "$p" = "$q" ] && continue 2; done; keep+=("$p"); done; PIDS=("${keep[@]}"); }
-wait_for() { local i; for i in $(seq 200); do eval "$1" >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
+. "$ROOT/Benchmarks/common.sh"
 
 start_heraldd() { # start_heraldd DIR [ARGS...]: sets HERALD_PID, HERALD_SOCK
     HERALD_SOCK=$1/socket

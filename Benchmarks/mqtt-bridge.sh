@@ -31,25 +31,13 @@ deps() {
         command -v "$b" >/dev/null || [ -x "/usr/sbin/$b" ] || missing=1
     done
     [ "$missing" = 0 ] && return 0
-    log "installing the measuring tools (apt-get)"
-    local rcd=/usr/sbin/policy-rc.d made=0
-    if [ ! -e $rcd ]; then printf '#!/bin/sh\nexit 101\n' > $rcd && chmod +x $rcd && made=1; fi # no service autostart
-    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        mosquitto mosquitto-clients jq coreutils >&2
-    local rc=$?
-    [ $made = 1 ] && rm -f $rcd
-    return $rc
+    apt_install mosquitto mosquitto-clients jq coreutils
 }
 
 TMP=$(mktemp -d /tmp/herald-mqtt-bench.XXXXXX) # mode 0700, as heraldd wants its socket directory
-PIDS=()                                         # every process this script started and still runs
-stop() { local p; for p in "$@"; do kill "$p" 2>/dev/null; done; for p in "$@"; do wait "$p" 2>/dev/null; done; }
-cleanup() { stop "${PIDS[@]}"; rm -rf "$TMP"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-forget() { local keep=() p q; for p in "${PIDS[@]}"; do for q in "$@"; do [ "$p" = "$q" ] && continue 2; done; keep+=("$p"); done; PIDS=("${keep[@]}"); }
+WAIT_TRIES=400
+. "$ROOT/Benchmarks/common.sh"
 fail() { log "$*"; for f in "$TMP"/*.log; do [ -s "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done; exit 1; }
-wait_for() { local i; for i in $(seq 400); do eval "$1" >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
 now_ns() { local t=$EPOCHREALTIME; echo $(( ${t/./} * 1000 )); }
 
 # CPU of a set of processes over one run: ticks() before and after, cpu_pct turns them into % of one core.
