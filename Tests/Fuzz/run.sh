@@ -11,20 +11,23 @@
 # SwiftPM cannot link a libFuzzer binary (it insists on a main), so this compiles the sources of
 # HeraldWire and HeraldBroker and the fuzzer into one module with swiftc directly (HeraldMQTT and its
 # fuzzer for mqtt). The checked-in corpus is only read: new inputs go to a scratch directory under
-# Tests/Fuzz/build/ (git-ignored). Exits non-zero on any crash, naming the reproducer. See Tests/Fuzz/README.md.
+# .build/fuzz/ (git-ignored). Exits non-zero on any crash, naming the reproducer. See Tests/Fuzz/README.md.
 set -euo pipefail
 # Crash reports come from libFuzzer and ASan; the Swift runtime's own backtracer can hang after them.
 export SWIFT_BACKTRACE=enable=no
 cd "$(dirname "$0")/../.."
 
 fuzz_dir=Tests/Fuzz
+# Build output stays out of the source tree, so that tools walking Sources and Tests (swift format lint) do not
+# read the copied sources.
+out_dir=.build/fuzz
 seconds="${FUZZ_SECONDS:-60}"
 
-# build NAME FUZZER_SOURCE MODULE_DIRS...: compiles the modules' sources and the fuzzer into $fuzz_dir/build/NAME.
+# build NAME FUZZER_SOURCE MODULE_DIRS...: compiles the modules' sources and the fuzzer into $out_dir/NAME.
 build() {
     local name=$1 fuzzer=$2
     shift 2
-    local build="$fuzz_dir/build/$name"
+    local build="$out_dir/$name"
     rm -rf "$build/src"
     mkdir -p "$build/src"
     local module file
@@ -52,7 +55,7 @@ build() {
 # run NAME CORPUS SECONDS: fuzzes with the build of NAME, seeded from CORPUS.
 run() {
     local name=$1 corpus=$2 seconds=$3
-    local build="$fuzz_dir/build/$name"
+    local build="$out_dir/$name"
     # libFuzzer writes new inputs into the first directory: a scratch copy, so the checked-in corpus only
     # seeds (it is also passed read-only as the second directory).
     rm -rf "$build/corpus"
@@ -101,7 +104,7 @@ if [[ $# -gt 0 ]]; then
     else
         build mqtt MQTTFuzzer.swift Sources/HeraldMQTT
     fi
-    exec "$fuzz_dir/build/$target/fuzzer" "$@"
+    exec "$out_dir/$target/fuzzer" "$@"
 fi
 
 if [[ $target == all ]]; then
