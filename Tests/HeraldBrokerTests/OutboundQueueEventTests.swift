@@ -9,17 +9,11 @@ import Testing
 struct OutboundQueueEventTests {
     /// An encoded live NOTIFY with `payloadCount` bytes of payload.
     static func notify(_ sequence: UInt64, name: String, payloadCount: Int) -> [UInt8] {
-        Frame.notify(
-            Frame.Notify(
-                sequence: sequence,
-                time: 0,
-                pid: 1,
-                uid: 2,
-                gid: 3,
-                name: name,
-                payload: [UInt8](repeating: UInt8(ascii: "p"), count: payloadCount)
-            )
-        ).encoded()
+        OutboundQueueTests.notify(
+            sequence,
+            name: name,
+            payload: [UInt8](repeating: UInt8(ascii: "p"), count: payloadCount)
+        )
     }
 
     @Test(arguments: [OverflowPolicy.dropOldest, .coalesce])

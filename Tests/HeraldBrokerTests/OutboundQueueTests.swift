@@ -6,18 +6,10 @@ import Testing
 /// The queue's own buffer: frames copied back to back, holes left by drops skipped, the buffer compacted
 /// and freed, and copies of a queue kept apart.
 struct OutboundQueueTests {
-    /// An encoded live NOTIFY for `name` with sequence number `sequence` and a 10-byte payload.
-    static func notify(_ sequence: UInt64, name: String = "n") -> [UInt8] {
+    /// An encoded live NOTIFY for `name` with sequence number `sequence` and `payload` (10 bytes unless told).
+    static func notify(_ sequence: UInt64, name: String = "n", payload: [UInt8] = Array("0123456789".utf8)) -> [UInt8] {
         Frame.notify(
-            Frame.Notify(
-                sequence: sequence,
-                time: 0,
-                pid: 1,
-                uid: 2,
-                gid: 3,
-                name: name,
-                payload: Array("0123456789".utf8)
-            )
+            Frame.Notify(sequence: sequence, time: 0, pid: 1, uid: 2, gid: 3, name: name, payload: payload)
         ).encoded()
     }
 
