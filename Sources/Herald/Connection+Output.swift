@@ -15,10 +15,10 @@ extension Connection {
         case write(lone: Bool)
     }
 
-    /// Queues a post, waiting while the outgoing buffer is full.
+    /// Queues a post, waiting while the outgoing buffer is full; in the caller's isolation, as ``Herald/post(_:payload:retain:)``.
     ///
     /// - Throws: why the connection ended, if it has.
-    func post(_ frame: Frame) async throws(HeraldError) {
+    nonisolated(nonsending) func post(_ frame: Frame) async throws(HeraldError) {
         let size = frame.encodedSize
         while true {
             switch queue(frame, size: size, bounded: true) {

@@ -208,6 +208,10 @@ public final class Herald: Sendable {
     /// Queued posts are written before ``close()`` says goodbye. Use ``flush()`` to wait until the daemon has
     /// processed them, or ``postAcknowledged(_:payload:retain:)`` for one post's sequence number.
     ///
+    /// It runs in the caller's isolation (`nonisolated(nonsending)`): a post from the main actor stays on the main
+    /// actor, and a post from a task stays on that task's executor. Queuing a post never blocks, so there is nothing
+    /// to move off the caller's executor, and not hopping saves two executor switches per post.
+    ///
     /// - Parameters:
     ///   - name: a name (Protocols/wire.md), not under `herald.`.
     ///   - userInfo: the payload; nil posts `{}`.
@@ -215,7 +219,7 @@ public final class Herald: Sendable {
     /// - Throws: ``HeraldError/Code/invalidName``, ``HeraldError/Code/reservedName`` or
     ///   ``HeraldError/Code/payloadTooLarge``, found before anything is sent, so the connection stays usable; or why
     ///   the connection ended, which also loses the posts still queued.
-    public func post(
+    public nonisolated(nonsending) func post(
         _ name: String,
         userInfo: [String: JSONValue]? = nil,
         retain: Bool = false
@@ -226,7 +230,11 @@ public final class Herald: Sendable {
     /// Posts raw bytes to `name`; see ``post(_:userInfo:retain:)``.
     ///
     /// An empty payload with `retain` clears the name's retained value.
-    public func post(_ name: String, payload: [UInt8], retain: Bool = false) async throws(HeraldError) {
+    public nonisolated(nonsending) func post(
+        _ name: String,
+        payload: [UInt8],
+        retain: Bool = false
+    ) async throws(HeraldError) {
         let connection = self.connection
         try Self.checkPost(name, payloadSize: payload.count, maxPayload: Int(connection.welcome.maxPayload))
         try await connection.post(Frame.post(Frame.Post(request: 0, name: name, payload: payload, retain: retain)))
@@ -256,7 +264,10 @@ public final class Herald: Sendable {
     ///
     /// - Throws: as ``post(_:payload:retain:)``, and ``HeraldError/Code/encodingFailed`` when the message does not
     ///   encode.
-    public func post<Message: HeraldMessage>(_ message: Message, retain: Bool = false) async throws(HeraldError) {
+    public nonisolated(nonsending) func post<Message: HeraldMessage>(
+        _ message: Message,
+        retain: Bool = false
+    ) async throws(HeraldError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data: Data
