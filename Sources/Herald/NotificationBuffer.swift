@@ -24,9 +24,15 @@ final class NotificationBuffer: Sendable {
         case cancelled
     }
 
+    /// The consumer waiting for notifications. Unchecked: a checked continuation allocates a canary object per wait,
+    /// and a stream of a thousand-name subscriber waits once per notification (perf, herald-bench named: `malloc` and
+    /// `free` 3 % of the process). Every path resumes it once: it is taken out of ``State`` under the lock before it is
+    /// resumed.
+    private typealias Waiter = UnsafeContinuation<[HeraldNotification]?, Never>
+
     private struct State {
         var items: [HeraldNotification] = []
-        var waiter: CheckedContinuation<[HeraldNotification]?, Never>?
+        var waiter: Waiter?
         var finished = false
         var terminated = false
         var onTermination: (@Sendable (Termination) -> Void)?
@@ -93,7 +99,7 @@ final class NotificationBuffer: Sendable {
     /// Hands everything queued to the consumer if it is waiting; one resume for the whole batch.
     func flush() {
         let handoff = state.withLock {
-            state -> (CheckedContinuation<[HeraldNotification]?, Never>, [HeraldNotification])? in
+            state -> (Waiter, [HeraldNotification])? in
             guard let waiter = state.waiter, !state.items.isEmpty else { return nil }
             state.waiter = nil
             defer { state.items = [] }
@@ -105,7 +111,7 @@ final class NotificationBuffer: Sendable {
     /// No more notifications: the consumer gets what is queued, then the end.
     func finish() {
         let (waiter, handler) = state.withLock {
-            state -> (CheckedContinuation<[HeraldNotification]?, Never>?, (@Sendable (Termination) -> Void)?) in
+            state -> (Waiter?, (@Sendable (Termination) -> Void)?) in
             guard !state.finished && !state.terminated else { return (nil, nil) }
             state.finished = true
             defer {
@@ -121,7 +127,7 @@ final class NotificationBuffer: Sendable {
     /// The consumer is gone: drop everything and tell the owner.
     func terminate() {
         let (waiter, handler) = state.withLock {
-            state -> (CheckedContinuation<[HeraldNotification]?, Never>?, (@Sendable (Termination) -> Void)?) in
+            state -> (Waiter?, (@Sendable (Termination) -> Void)?) in
             guard !state.terminated else { return (nil, nil) }
             state.terminated = true
             state.items = []
@@ -154,7 +160,7 @@ final class NotificationBuffer: Sendable {
         }
         if let waiting { return waiting }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<[HeraldNotification]?, Never>) in
+            await withUnsafeContinuation { (continuation: Waiter) in
                 let now = state.withLock { state -> [HeraldNotification]?? in
                     if !state.items.isEmpty {
                         defer { state.items = [] }
