@@ -5,8 +5,9 @@
 /// the library makes itself (a notice) gets one of its own, holding its name then its payload.
 ///
 /// Immutable once made, so sharing it between threads is safe: that is why it is `@unchecked Sendable`.
+@usableFromInline
 final class NotificationBytes: @unchecked Sendable {
-    let base: UnsafeMutableRawPointer
+    @usableFromInline let base: UnsafeMutableRawPointer
     let count: Int
     /// The notice, for a notification the library made; nil for bytes read from the daemon.
     let notice: HeraldNotification.Notice?
