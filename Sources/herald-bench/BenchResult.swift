@@ -34,7 +34,10 @@ struct BenchResult {
         misrouted += tally.misrouted
         malformed += tally.malformed
         lastReceive = max(lastReceive, tally.lastReceive)
-        latency.merge(tally.latency)
+    }
+
+    mutating func add(_ latencies: ConnectionLatency) {
+        latencies.histogram.withLock { latency.merge($0) }
     }
 
     mutating func add(_ report: PublisherReport) {
