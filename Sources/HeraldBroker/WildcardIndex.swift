@@ -1,4 +1,4 @@
-public import HeraldWire
+import HeraldWire
 
 /// Wildcard patterns grouped by shape, so matching a name costs a lookup per shape rather than a walk of every
 /// pattern's segments.
