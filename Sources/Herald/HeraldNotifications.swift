@@ -71,7 +71,10 @@ public struct HeraldNotifications: AsyncSequence, Sendable {
         /// Waits for the next batch and starts handing it out.
         @usableFromInline
         mutating func nextBatch(isolation actor: isolated (any Actor)?) async -> HeraldNotification? {
-            guard var taken = await lifetime.buffer.take(), !taken.isEmpty else { return nil }
+            // The batch handed out is empty now: its storage goes back to the stream for a later batch.
+            var used: [HeraldNotification] = []
+            swap(&used, &batch)
+            guard var taken = await lifetime.buffer.take(recycling: used), !taken.isEmpty else { return nil }
             consumed.took(taken.count)
             // Through the buffer, whose swapAt moves elements: Array's own reverse() copies them, a retain and a
             // release each.

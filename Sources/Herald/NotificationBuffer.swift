@@ -32,11 +32,37 @@ final class NotificationBuffer: Sendable {
 
     private struct State {
         var items: [HeraldNotification] = []
+        /// An empty array with room, handed back by the consumer once it has handed out a batch: it becomes the next
+        /// `items`, so a batch's storage goes round (reader, stream, consumer, back) instead of being allocated and
+        /// freed per batch. A stream that gets one notification per read (herald-bench named) made one array per
+        /// notification, and the allocator's functions were 13 % of that run's samples.
+        var spare: [HeraldNotification] = []
         var waiter: Waiter?
         var finished = false
         var terminated = false
         var onTermination: (@Sendable (Termination) -> Void)?
+
+        /// Keeps `used` (empty) as the spare array if there is none and it is small enough.
+        mutating func keepSpare(_ used: inout [HeraldNotification]) {
+            guard spare.capacity == 0, !terminated, used.capacity > 0, used.capacity <= NotificationBuffer.spareCapacity
+            else { return }
+            swap(&spare, &used)
+        }
+
+        /// Hands over what is queued, leaving the spare array (or an empty one) in its place.
+        mutating func takeItems() -> [HeraldNotification] {
+            var taken = spare
+            spare = []
+            swap(&taken, &items)
+            return taken
+        }
     }
+
+    /// The most notifications a recycled array may have room for (`State.spare`, and a subscription's staging
+    /// array): enough for the small batches of a stream fed one notification per read, where an allocation per
+    /// batch shows, and little memory kept per stream (3.5 KiB). A larger batch pays for its allocation over many
+    /// notifications.
+    static let spareCapacity = 64
 
     private let state = Mutex(State())
     private let policy: BufferingPolicy
@@ -102,8 +128,7 @@ final class NotificationBuffer: Sendable {
             state -> (Waiter, [HeraldNotification])? in
             guard let waiter = state.waiter, !state.items.isEmpty else { return nil }
             state.waiter = nil
-            defer { state.items = [] }
-            return (waiter, state.items)
+            return (waiter, state.takeItems())
         }
         if let (waiter, items) = handoff { waiter.resume(returning: items) }
     }
@@ -131,6 +156,7 @@ final class NotificationBuffer: Sendable {
             guard !state.terminated else { return (nil, nil) }
             state.terminated = true
             state.items = []
+            state.spare = []
             defer {
                 state.waiter = nil
                 state.onTermination = nil
@@ -142,19 +168,22 @@ final class NotificationBuffer: Sendable {
     }
 
     /// Takes everything queued, waiting for at least one notification; nil at the end or when cancelled.
-    func take() async -> [HeraldNotification]? {
+    ///
+    /// - Parameter used: the array the last take returned, handed out and empty now, kept for a later batch (see
+    ///   `State.spare`); an array without room, or with more than ``spareCapacity``, is not kept.
+    func take(recycling used: consuming [HeraldNotification] = []) async -> [HeraldNotification]? {
         if Task.isCancelled {
             terminate()
             return nil
         }
+        var used = used
+        used.removeAll(keepingCapacity: true)
         // What is waiting is taken without a cancellation handler or a continuation: under load the consumer finds
         // notifications waiting nearly every time, and installing both cost a task status lock and a continuation
         // per take (perf: withStatusRecordLock 5 % of herald-bench named).
         let waiting = state.withLock { state -> [HeraldNotification]?? in
-            if !state.items.isEmpty {
-                defer { state.items = [] }
-                return .some(state.items)
-            }
+            state.keepSpare(&used)
+            if !state.items.isEmpty { return .some(state.takeItems()) }
             if state.finished || state.terminated { return .some(nil) }
             return nil
         }
@@ -162,10 +191,7 @@ final class NotificationBuffer: Sendable {
         return await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: Waiter) in
                 let now = state.withLock { state -> [HeraldNotification]?? in
-                    if !state.items.isEmpty {
-                        defer { state.items = [] }
-                        return .some(state.items)
-                    }
+                    if !state.items.isEmpty { return .some(state.takeItems()) }
                     if state.finished || state.terminated { return .some(nil) }
                     state.waiter = continuation
                     return nil

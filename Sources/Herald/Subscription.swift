@@ -122,7 +122,14 @@ struct Subscription: Sendable {
         let count = batch.count
         guard let accepted = continuation.yield(contentsOf: &batch) else { return }
         enqueued += accepted
-        guard accepted < count else { return }
+        guard accepted < count else {
+            // Usually the stream's empty spare array, swapped for the batch: staged in next, without an allocation.
+            if batch.capacity <= NotificationBuffer.spareCapacity {
+                batch.removeAll(keepingCapacity: true)
+                staged = batch
+            }
+            return
+        }
         for notification in batch[accepted...] {
             deliver(notification, noticeSender: noticeSender)
         }

@@ -70,3 +70,51 @@ import Testing
         #expect(!subscription.canStage)
     }
 }
+
+/// A batch's array goes round: staged by the reader, queued in the stream, handed to the consumer, and given back
+/// empty for a later batch, so a stream fed one notification per read does not allocate per notification.
+@Suite struct BatchRecyclingTests {
+    let base = SubscriptionTests()
+
+    @Test func anArrayGivenBackComesRoundAgainAndTheOrderHolds() async throws {
+        var (subscription, stream) = try base.makeSubscription(.bufferingOldest(100))
+        let buffer = stream.buffer
+        // Marked by its room, which no batch of one notification gets when its array is made for it.
+        var used: [HeraldNotification] = []
+        used.reserveCapacity(50)
+        var sequences: [UInt64] = []
+        var cameRound = false
+        for sequence: UInt64 in 1...10 {
+            subscription.staged.append(base.post(sequence))
+            subscription.commitStaged(base.noticeSender)
+            buffer.flush()
+            var batch = try #require(await buffer.take(recycling: used))
+            sequences += batch.map(\.sequence)
+            cameRound = cameRound || batch.capacity >= 50
+            batch.removeAll(keepingCapacity: true)
+            used = batch
+        }
+        #expect(sequences == Array(1...10))
+        #expect(cameRound)
+    }
+
+    @Test func aLargeBatchIsNotKept() async throws {
+        let (_, stream) = try base.makeSubscription(.bufferingOldest(1000))
+        let buffer = stream.buffer
+        var batch = (1...UInt64(NotificationBuffer.spareCapacity + 1)).map { base.post($0) }
+        _ = buffer.yield(contentsOf: &batch)
+        var taken = try #require(await buffer.take())
+        #expect(taken.capacity > NotificationBuffer.spareCapacity)
+        taken.removeAll(keepingCapacity: true)
+        var small = [base.post(1000)]
+        _ = buffer.yield(contentsOf: &small)
+        let next = try #require(await buffer.take(recycling: taken))
+        #expect(next.map(\.sequence) == [1000])
+        // The next batch swaps itself in for the array the buffer holds now, and gets that array back: not the
+        // large one.
+        var probe = [base.post(1001)]
+        _ = buffer.yield(contentsOf: &probe)
+        #expect(probe.isEmpty)
+        #expect(probe.capacity <= NotificationBuffer.spareCapacity)
+    }
+}
