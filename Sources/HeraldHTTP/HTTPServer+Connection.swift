@@ -84,7 +84,13 @@ extension HTTPServer {
     /// the loop from the others.
     func acceptConnections() {
         for _ in 0..<64 {
-            if connections.count - streamCount >= configuration.maximumRequestConnections,
+            let atLimit = connections.count - streamCount >= configuration.maximumRequestConnections
+            // Room is made only for a newcomer that is there: the loop comes round once more after taking the last
+            // one waiting, and closing a connection then would be for nobody.
+            if atLimit, !newcomerIsWaiting() {
+                return
+            }
+            if atLimit,
                 !evictLongestWaiting(
                     because: "\(configuration.maximumRequestConnections) request connections are open (the limit)"
                 )
@@ -136,6 +142,12 @@ extension HTTPServer {
             arm(connection, .request, now: SystemClock.monotonicNanoseconds())
             configuration.logger.debug("connection \(id) from \(peer) accepted")
         }
+    }
+
+    /// Whether a connection waits in the listen backlog: a poll that does not wait. When the poll itself fails,
+    /// assume one does, as before this check.
+    private func newcomerIsWaiting() -> Bool {
+        (try? listener.waitForInput(orFrom: -1, timeoutMilliseconds: 0).this) ?? true
     }
 
     // MARK: - Reading
