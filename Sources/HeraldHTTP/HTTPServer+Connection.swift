@@ -167,7 +167,12 @@ extension HTTPServer {
         }
     }
 
-    private func read(_ connection: Connection) {
+    /// Reads what `connection` has sent, a bounded amount, and acts on it.
+    ///
+    /// - Parameter keepingRequestStart: for bytes read late (an eviction taking in what a connection sent), a request
+    ///   they start keeps the start its timer already has instead of starting now, so that reading a slow head late
+    ///   cannot make it look new.
+    func read(_ connection: Connection, keepingRequestStart: Bool = false) {
         // A bounded number of reads per wakeup, so one fast client cannot starve the others.
         for _ in 0..<4 {
             let result: IOResult<Int>
@@ -192,7 +197,7 @@ extension HTTPServer {
             case .reading:
                 let hadPartial = connection.parser.hasPartialRequest
                 connection.parser.append(readBuffer[..<count])
-                processRequests(connection, startedNewRequest: !hadPartial)
+                processRequests(connection, startedNewRequest: !hadPartial && !keepingRequestStart)
                 if connection.phase != .reading || connection.queuedBytes >= 64 * 1024 {
                     return
                 }
