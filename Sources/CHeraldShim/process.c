@@ -135,8 +135,14 @@ failed:
     _exit(127);
 }
 
+static pid_t herald_spawn_from_spawner(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                                       int stdin_fd, int stdout_fd, int stderr_fd, uint64_t nofile_soft);
+
 pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
                    int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags) {
+    if (flags & HERALD_SPAWN_DIE_WITH_PROCESS) {
+        return herald_spawn_from_spawner(path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft);
+    }
     int report[2];
 #ifdef __linux__
     if (pipe2(report, O_CLOEXEC) < 0) return -1;
@@ -175,6 +181,101 @@ pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], con
         return -1;
     }
     return child;
+}
+
+// MARK: - The spawner thread
+
+#include <pthread.h>
+
+// PR_SET_PDEATHSIG fires when the thread that forked the child ends, not the process: a child forked from a thread
+// of a pool (Swift's cooperative pool, libdispatch's workers) would be killed whenever the pool retires that thread,
+// and one forked without it outlives a SIGKILLed parent. So children that must die with the process, however it
+// dies, are forked by one thread that is never retired: it is started on first use, detached, with every signal
+// blocked (process signals are for the threads that expect them), and loops forever taking one request at a time.
+// The caller waits for its request, so the pointers it passes stay valid, and errno comes back as herald_spawn's.
+//
+// A process forked by this one (and not exec'ed) would inherit spawner_running without the thread: nothing here
+// forks without exec'ing.
+
+struct herald_spawn_request {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    int stdin_fd, stdout_fd, stderr_fd;
+    uint64_t nofile_soft;
+    pid_t result;
+    int error;
+    int done;
+};
+
+static pthread_mutex_t herald_spawner_mutex = PTHREAD_MUTEX_INITIALIZER;
+// Signalled when a request is posted and when one is done; waiters check their own condition.
+static pthread_cond_t herald_spawner_changed = PTHREAD_COND_INITIALIZER;
+static struct herald_spawn_request *herald_spawner_pending = NULL;
+static int herald_spawner_running = 0;
+
+static void *herald_spawner_main(void *unused) {
+    (void)unused;
+    pthread_mutex_lock(&herald_spawner_mutex);
+    for (;;) {
+        while (herald_spawner_pending == NULL) pthread_cond_wait(&herald_spawner_changed, &herald_spawner_mutex);
+        struct herald_spawn_request *request = herald_spawner_pending;
+        pthread_mutex_unlock(&herald_spawner_mutex);
+        pid_t pid = herald_spawn(request->path, request->argv, request->envp, request->cwd, request->stdin_fd,
+                                 request->stdout_fd, request->stderr_fd, request->nofile_soft,
+                                 HERALD_SPAWN_DIE_WITH_PARENT);
+        int error = errno;
+        pthread_mutex_lock(&herald_spawner_mutex);
+        request->result = pid;
+        request->error = error;
+        request->done = 1;
+        herald_spawner_pending = NULL;
+        pthread_cond_broadcast(&herald_spawner_changed);
+    }
+    return NULL;
+}
+
+// Called with herald_spawner_mutex held. Returns 0 or an errno value.
+static int herald_start_spawner(void) {
+    sigset_t all, previous;
+    sigfillset(&all);
+    // The new thread inherits the creating thread's mask.
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    int error = pthread_create(&thread, &attributes, herald_spawner_main, NULL);
+    pthread_attr_destroy(&attributes);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+#ifdef __linux__
+    if (error == 0) (void)pthread_setname_np(thread, "herald-spawner");
+#endif
+    return error;
+}
+
+static pid_t herald_spawn_from_spawner(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                                       int stdin_fd, int stdout_fd, int stderr_fd, uint64_t nofile_soft) {
+    struct herald_spawn_request request = {path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft,
+                                           -1, 0, 0};
+    pthread_mutex_lock(&herald_spawner_mutex);
+    if (!herald_spawner_running) {
+        int error = herald_start_spawner();
+        if (error != 0) {
+            pthread_mutex_unlock(&herald_spawner_mutex);
+            errno = error;
+            return -1;
+        }
+        herald_spawner_running = 1;
+    }
+    while (herald_spawner_pending != NULL) pthread_cond_wait(&herald_spawner_changed, &herald_spawner_mutex);
+    herald_spawner_pending = &request;
+    pthread_cond_broadcast(&herald_spawner_changed);
+    while (!request.done) pthread_cond_wait(&herald_spawner_changed, &herald_spawner_mutex);
+    pthread_mutex_unlock(&herald_spawner_mutex);
+    errno = request.error;
+    return request.result;
 }
 
 pid_t herald_reap_child(pid_t which, int32_t *code, int32_t *signal) {

@@ -84,7 +84,13 @@ extension HTTPServer {
     /// the loop from the others.
     func acceptConnections() {
         for _ in 0..<64 {
-            if connections.count - streamCount >= configuration.maximumRequestConnections,
+            let atLimit = connections.count - streamCount >= configuration.maximumRequestConnections
+            // Room is made only for a newcomer that is there: the loop comes round once more after taking the last
+            // one waiting, and closing a connection then would be for nobody.
+            if atLimit, !newcomerIsWaiting() {
+                return
+            }
+            if atLimit,
                 !evictLongestWaiting(
                     because: "\(configuration.maximumRequestConnections) request connections are open (the limit)"
                 )
@@ -138,6 +144,12 @@ extension HTTPServer {
         }
     }
 
+    /// Whether a connection waits in the listen backlog: a poll that does not wait. When the poll itself fails,
+    /// assume one does, as before this check.
+    private func newcomerIsWaiting() -> Bool {
+        (try? listener.waitForInput(orFrom: -1, timeoutMilliseconds: 0).this) ?? true
+    }
+
     // MARK: - Reading
 
     func connectionReady(_ id: UInt64, events: Epoll.Events) {
@@ -155,7 +167,12 @@ extension HTTPServer {
         }
     }
 
-    private func read(_ connection: Connection) {
+    /// Reads what `connection` has sent, a bounded amount, and acts on it.
+    ///
+    /// - Parameter keepingRequestStart: for bytes read late (an eviction taking in what a connection sent), a request
+    ///   they start keeps the start its timer already has instead of starting now, so that reading a slow head late
+    ///   cannot make it look new.
+    func read(_ connection: Connection, keepingRequestStart: Bool = false) {
         // A bounded number of reads per wakeup, so one fast client cannot starve the others.
         for _ in 0..<4 {
             let result: IOResult<Int>
@@ -180,7 +197,7 @@ extension HTTPServer {
             case .reading:
                 let hadPartial = connection.parser.hasPartialRequest
                 connection.parser.append(readBuffer[..<count])
-                processRequests(connection, startedNewRequest: !hadPartial)
+                processRequests(connection, startedNewRequest: !hadPartial && !keepingRequestStart)
                 if connection.phase != .reading || connection.queuedBytes >= 64 * 1024 {
                     return
                 }

@@ -112,25 +112,70 @@ extension HTTPServer {
     /// oldest unfinished request, which for a slowloris is the slowest. A request younger than
     /// ``Configuration/evictionGrace`` is kept: it may not have been read yet. Streams are never closed for this.
     ///
+    /// Before a connection is closed, what it has already sent is taken in, once, through the same bounded read as a
+    /// readable event: a request that sat complete but unread in its socket (the loop had not got to it yet, on a
+    /// loaded machine) is answered instead, and the search goes on to the next candidate. Only a connection that,
+    /// with its input read, still has no complete request is closed, after its queued answer is written, so that a
+    /// request answered earlier in this turn is not lost with it.
+    ///
     /// - Returns: false when there is no request connection to close.
     func evictLongestWaiting(because reason: String) -> Bool {
         let now = SystemClock.monotonicNanoseconds()
+        // Each connection gets one look at its input per call: after it, the candidate is closed if it still is one.
+        // That bounds the call to two turns per connection, and a slowloris to one bounded read.
+        var inspected: Set<UInt64> = []
+        while let connection = evictionCandidate(now: now) {
+            let id = connection.id
+            if inspected.insert(id).inserted {
+                takeInPendingInput(connection)
+                if connections[id] == nil {
+                    // It had hung up or failed: that made the room.
+                    return true
+                }
+                continue
+            }
+            statistics.evictedConnections += 1
+            warnOfPressure(.eviction, "closing the longest-waiting request connections: \(reason)")
+            configuration.logger.debug("connection \(id) closed to make room: \(reason)")
+            if !connection.output.isEmpty {
+                flush(connection)
+            }
+            closeConnection(connection, notify: false)
+            return true
+        }
+        return false
+    }
+
+    /// The connection ``evictLongestWaiting(because:)`` would close now: the front of the linger queue, else of the
+    /// idle queue, else of the request queue once past the grace; nil when none may be closed.
+    private func evictionCandidate(now: UInt64) -> Connection? {
         let requestTimeout = Self.nanoseconds(configuration.requestTimeout)
         let grace = Self.nanoseconds(configuration.evictionGrace)
         for timer in [Connection.Timer.linger, .idle, .request] {
             if let connection = front(timer) {
                 // A request's deadline is its start plus the request timeout.
                 if timer == .request, connection.deadline - requestTimeout + grace > now {
-                    return false
+                    return nil
                 }
-                statistics.evictedConnections += 1
-                warnOfPressure(.eviction, "closing the longest-waiting request connections: \(reason)")
-                configuration.logger.debug("connection \(connection.id) closed to make room: \(reason)")
-                closeConnection(connection, notify: false)
-                return true
+                return connection
             }
         }
-        return false
+        return nil
+    }
+
+    /// Writes what is queued for `connection` and reads what it has sent, as one turn of the loop would, so that an
+    /// eviction judges it on everything it sent: complete requests are answered (and re-arm its deadline), a closing
+    /// connection's input is drained. Reads only what the loop would read now (not the input of a client that has
+    /// stopped reading its answers), at most the loop's bounded read, so the parser's limits hold as they do for
+    /// any readable event. It may close the connection (end of file, an error).
+    private func takeInPendingInput(_ connection: Connection) {
+        if !connection.output.isEmpty {
+            flush(connection)
+        }
+        guard connections[connection.id] != nil, connection.wantedInterest.contains(.readable) else {
+            return
+        }
+        read(connection, keepingRequestStart: true)
     }
 
     /// Stops watching the listener until ``Configuration/acceptPause`` has passed or a connection closes.

@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// Callers wait on conditions (a line appearing, the process exiting), each with a deadline, never on fixed sleeps.
 /// Every wait also ends with `CancellationError` when its task is cancelled, so a demo interrupted by Ctrl-C stops
-/// waiting at once. A `ChildProcess` that is released while its process still runs kills it with SIGKILL.
+/// waiting at once. A `ChildProcess` that is released while its process still runs kills it with SIGKILL, and so does
+/// the end of this process.
 public final class ChildProcess: Sendable {
     /// Raised when a wait runs past its deadline; the message says what was awaited and what was seen.
     public struct Timeout: Error, CustomStringConvertible {
@@ -56,6 +57,11 @@ public final class ChildProcess: Sendable {
     /// concurrency pool block several, and a child would inherit that mask), and has its stdin, stdout and stderr
     /// on pipes.
     ///
+    /// The child is killed (SIGKILL) when this process ends, however it ends: a test run killed by a timeout, or a
+    /// `herald demo` killed with SIGKILL, leaves no daemon behind. It is forked by the shim's spawner thread, which
+    /// lives as long as the process (``ChildProcesses/ParentDeath/killsWhenProcessEnds``), so the pool thread that
+    /// calls this may end without taking the child with it.
+    ///
     /// - Throws: `SystemError` when the pipes cannot be made or the program cannot be started.
     public init(_ executable: String, _ arguments: [String] = [], environment: [String: String?] = [:]) throws {
         var env = ProcessInfo.processInfo.environment
@@ -73,7 +79,7 @@ public final class ChildProcess: Sendable {
             standardOutput: out.writeEnd,
             standardError: err.writeEnd,
             standardInput: input.second.rawValue,
-            diesWithParent: false
+            parentDeath: .killsWhenProcessEnds
         )
         self.pid = pid
         self.commandLine = ([executable] + arguments).joined(separator: " ")

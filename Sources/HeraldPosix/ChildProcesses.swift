@@ -69,6 +69,29 @@ public enum ChildProcesses {
         return OutputPipe(readEnd: FileDescriptor(owning: ends[0]), writeEnd: FileDescriptor(owning: ends[1]))
     }
 
+    /// When a spawned child is killed with SIGKILL because its parent is gone. Linux's `PR_SET_PDEATHSIG` does it,
+    /// and it fires when the thread that forked the child ends, which is the process only for a thread that lives as
+    /// long as it.
+    public enum ParentDeath: Sendable {
+        /// Never: the child outlives this process.
+        case ignored
+        /// When the calling thread ends: for a daemon's children, forked from its one long-lived thread. From a
+        /// thread of a pool, the child dies whenever the pool retires that thread.
+        case killsWhenThreadEnds
+        /// When this process ends, however it ends (SIGKILL included), and not before: the child is forked by a
+        /// thread of the shim's own that never ends, while the calling thread waits. For children started from any
+        /// thread, such as a test's or a command's on Swift's concurrency pool.
+        case killsWhenProcessEnds
+
+        var flags: Int32 {
+            switch self {
+            case .ignored: 0
+            case .killsWhenThreadEnds: HERALD_SPAWN_DIE_WITH_PARENT
+            case .killsWhenProcessEnds: HERALD_SPAWN_DIE_WITH_PROCESS
+            }
+        }
+    }
+
     /// Starts `executable` as a child of its own session, with no signal blocked or ignored (see `herald_spawn` in
     /// the shim for every step).
     ///
@@ -81,8 +104,8 @@ public enum ChildProcesses {
     ///   - standardError: The descriptor to become its stderr.
     ///   - descriptorSoftLimit: The soft `RLIMIT_NOFILE` to give it, or 0 to keep this process's.
     ///   - standardInput: The descriptor to become its stdin (borrowed), or -1 for `/dev/null`.
-    ///   - diesWithParent: Whether it is killed when the calling thread ends (`PR_SET_PDEATHSIG`): for a daemon's
-    ///     children, forked from its one long-lived thread.
+    ///   - parentDeath: When it is killed (SIGKILL) for this process's sake: by default when the calling thread
+    ///     ends, for a daemon's children forked from its one long-lived thread.
     /// - Returns: its pid.
     /// - Throws: ``SystemError`` when fork fails, or when `chdir` or `execve` fails in the child (the child is then
     ///   already reaped).
@@ -95,7 +118,7 @@ public enum ChildProcesses {
         standardError: borrowing FileDescriptor,
         descriptorSoftLimit: UInt64 = 0,
         standardInput: Int32 = -1,
-        diesWithParent: Bool = true
+        parentDeath: ParentDeath = .killsWhenThreadEnds
     ) throws(SystemError) -> Int32 {
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
@@ -115,7 +138,7 @@ public enum ChildProcesses {
                 out,
                 err,
                 descriptorSoftLimit,
-                diesWithParent ? HERALD_SPAWN_DIE_WITH_PARENT : 0
+                parentDeath.flags
             )
         }
     }

@@ -140,6 +140,36 @@ import Testing
         #expect(try await eventually { children.allSatisfy { kill($0, 0) == -1 && errno == ESRCH } }, "\(children)")
     }
 
+    @Test func aKilledDemoTakesItsChildrenWithIt() async throws {
+        // SIGKILL, as a test run killed by a timeout gets: the demo cannot stop its children, so the kernel must.
+        // Its children are started through HeraldLaunch's ChildProcess from Swift's pool threads, as the tests' are.
+        let demo = try ChildProcess(TestBinaries.path("herald"), ["demo", "--pace", "10"])
+        // Paced, so it is still running when the signal comes; heraldd is its first child.
+        let line = try await demo.waitForStdoutLine(containing: "heraldd is ready on")
+        let directory = try #require(
+            line.components(separatedBy: " ").last.map { ($0 as NSString).deletingLastPathComponent }
+        )
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let children = Self.children(of: demo.pid)
+        // Were they to survive, they would run until the machine restarts.
+        defer { for child in children where !Self.isGone(child) { kill(child, SIGKILL) } }
+        #expect(!children.isEmpty, "the demo said: \(demo.stdout) \(demo.stderr)")
+        demo.signal(SIGKILL)
+        #expect(try await demo.waitForExit(timeout: .seconds(20)) == SIGKILL)
+        #expect(
+            try await eventually { children.allSatisfy(Self.isGone) },
+            "still running: \(children.filter { !Self.isGone($0) })"
+        )
+    }
+
+    /// Whether `pid` has ended: no such process, or a zombie that whoever inherited it has not reaped yet.
+    static func isGone(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+    }
+
     /// The processes whose parent is `pid`, from /proc.
     static func children(of pid: Int32) -> [Int32] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []

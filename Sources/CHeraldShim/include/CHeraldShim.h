@@ -258,7 +258,8 @@ int herald_descriptor_limit(uint64_t *soft, uint64_t *hard);
 /// - with HERALD_SPAWN_DIE_WITH_PARENT in `flags`, on Linux, with
 ///   PR_SET_PDEATHSIG SIGKILL, so it cannot outlive the daemon even when the
 ///   daemon is SIGKILLed (the signal comes when the forking thread ends: fork
-///   from a thread that lives as long as the process);
+///   from a thread that lives as long as the process, or pass
+///   HERALD_SPAWN_DIE_WITH_PROCESS instead);
 /// - with no signal blocked and every disposition back to the default
 ///   (ignored signals would survive exec otherwise);
 /// - with RLIMIT_NOFILE's soft limit set to `nofile_soft` when it is non-zero
@@ -277,6 +278,13 @@ pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], con
 
 /// herald_spawn's flag: the child dies when the forking thread does.
 #define HERALD_SPAWN_DIE_WITH_PARENT 1
+
+/// herald_spawn's flag: the child dies when this process does, however it
+/// ends (SIGKILL included), and not before. It is forked with
+/// HERALD_SPAWN_DIE_WITH_PARENT by a thread of the shim's own that is started
+/// on first use and never ends; the calling thread waits for it. For children
+/// started from threads that may end first (a pool's).
+#define HERALD_SPAWN_DIE_WITH_PROCESS 2
 
 /// waitpid(which, WNOHANG) decoded (`which` -1 for any child): returns the pid
 /// of an exited child and sets `*code` to its exit status and `*signal` to 0,
