@@ -25,7 +25,7 @@ import Darwin
         _ = try [UInt8(1)].withUnsafeBytes { try other.second.send($0) }
         #expect(try pair.first.waitForInput(orFrom: other.first.rawValue, timeoutMilliseconds: -1) == (false, true))
         // The peer gone: a read answers at once (0, end of file), so the wait says so.
-        var pair2 = try UnixSocket.pair()
+        let pair2 = try UnixSocket.pair()
         pair2.second.close()
         #expect(try pair2.first.waitForInput(orFrom: -1, timeoutMilliseconds: -1).this)
     }
@@ -51,7 +51,7 @@ import Darwin
     /// How often a thread doing `wait` on one end of a socket pair is woken while this thread writes 500 messages to
     /// that end and reads each from the other end; `wait` returns once the end gets a byte at the close.
     private static func wakeUps(while wait: @escaping @Sendable (borrowing FileDescriptor) -> Void) throws -> Int {
-        var pair = try UnixSocket.pair()
+        let pair = try UnixSocket.pair()
         let end = pair.first.rawValue
         let taskPath = Mutex<String?>(nil)
         let started = DispatchSemaphore(value: 0)
