@@ -171,7 +171,13 @@ final class NotificationBuffer: Sendable {
     ///
     /// - Parameter used: the array the last take returned, handed out and empty now, kept for a later batch (see
     ///   `State.spare`); an array without room, or with more than ``spareCapacity``, is not kept.
-    func take(recycling used: consuming [HeraldNotification] = []) async -> [HeraldNotification]? {
+    ///
+    /// In the consumer's isolation: a hop to the generic executor on every call asked the runtime for the task's
+    /// preferred executor under its status lock (perf, herald-bench named, where a consumer waits once per
+    /// notification: `getPreferredTaskExecutor` 3.0 % -> 2.3 % and `withStatusRecordLock` 6.1 % -> 5.2 % without it).
+    nonisolated(nonsending) func take(
+        recycling used: consuming [HeraldNotification] = []
+    ) async -> [HeraldNotification]? {
         if Task.isCancelled {
             terminate()
             return nil
