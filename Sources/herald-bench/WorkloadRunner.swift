@@ -30,7 +30,7 @@ struct WorkloadRunner {
     private static let probeKind: UInt16 = 1
 
     func run() async -> BenchResult {
-        let counters = SharedCounters(subscribers: workload.subscribers)
+        let counters = SharedCounters(consumers: workload.subscribers * workload.namesPerSubscriber)
         let names = (0..<workload.names).map(Workload.eventName)
         let options = Herald.Options(clientName: "herald-bench")
         var publishers: [Herald] = []
@@ -56,12 +56,13 @@ struct WorkloadRunner {
                     let name = names[workload.topic(ofConnection: connection, k)]
                     let stream = try await herald.notifications(matching: name, bufferingPolicy: policy)
                     let executor = consumersOnReaderThread ? herald.taskExecutor : nil
+                    let delivered = counters.deliveredBy[consumers.count]
                     let task = Task(executorPreference: executor) { [workload] in
                         await Self.consume(
                             stream,
                             connection: connection,
                             workload: workload,
-                            counters: counters,
+                            delivered: delivered,
                             latency: latency
                         )
                     }
@@ -162,14 +163,12 @@ struct WorkloadRunner {
         _ stream: HeraldNotifications,
         connection: Int,
         workload: Workload,
-        counters: SharedCounters,
+        delivered: DeliveryCounter,
         latency: ConnectionLatency
     ) async -> StreamTally {
         var tally = StreamTally()
         // Which names this connection subscribed to, looked up per delivery instead of computed with two divisions.
         let subscribed = (0..<workload.names).map { workload.connection(connection, has: $0) }
-        // Taken once: reading it from the array per delivery retained and released it each time.
-        let delivered = counters.deliveredBy[connection]
         // Latencies recorded here and added to the connection's histogram under its lock in bulk.
         var latencies = LatencyBatch()
         defer { latencies.flush(into: latency) }
