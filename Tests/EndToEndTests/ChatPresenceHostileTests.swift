@@ -28,6 +28,9 @@ import Testing
         try await bob.waitForStdoutLine(containing: "bob connected")
         let alice = try startChatClient("alice", server: server, ["--socket", daemon.socketPath])
         try await alice.waitForStdoutLine(containing: "presence is on")
+        // Alice's client opens her room stream beside turning presence on: the server counts a post from her address
+        // as hers once her stream is in the room, which bob sees.
+        try await bob.waitForStdoutLine(containing: "alice connected")
         // The attack: "alice went away" dated 1e12 s after 2001 (year 33,689).
         let attack = try say(server.port, #"{"id":"\#(UUID())","message":"alice went away","date":1e12}"#)
         #expect(attack.hasPrefix("HTTP/1.1 200 OK\r\n"), "posted from alice's address, so it counts: \(attack)")
