@@ -83,7 +83,6 @@ extension Daemon {
         case .processed(0):
             closeChannel(fd, reason: "closed by the client")
         case .processed(let count):
-            readsThisTurn += 1
             framesThisTurn += broker.bytesRead(
                 UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]),
                 on: ConnectionID(Int(fd)),

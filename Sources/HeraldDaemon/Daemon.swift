@@ -49,6 +49,11 @@ struct Daemon: ~Copyable {
     static let flushBound: UInt64 = 2_000_000_000
     /// How many rounds of reads one round of writes may follow, while input keeps arriving.
     static let readRoundsPerWrite = 4
+    /// A turn that handled at least this many frames, ending less than ``coalesceWithin`` nanoseconds after the last
+    /// blocking wait returned, lets input gather before the next wait (see ``waitForEvents()``). A post that arrives
+    /// alone never waits.
+    static let framesToCoalesce = 8
+    static let coalesceWithin: UInt64 = 100_000
     /// How long to stop accepting after running out of descriptors.
     static let acceptPause: UInt64 = 100_000_000
     /// How long past the shutdown bound heraldd waits for its plugins: they get SIGKILL 2 s after SIGTERM.
@@ -95,12 +100,8 @@ struct Daemon: ~Copyable {
     var willTimer: TimerID?
     /// Frames handed to the broker since the last round of writes.
     var framesThisTurn = 0
-    /// Reads of connections that returned bytes since the last round of writes.
-    var readsThisTurn = 0
-    /// Whether to let input gather before the next wait, decided after each turn (``waitForEvents()``).
-    var moderation = WakeModeration()
-    /// What ``moderation`` said at the end of the last turn.
-    var gatherBeforeWaiting = false
+    /// The frames the last turn handled, for ``waitForEvents()``.
+    var framesLastTurn = 0
     /// When the last blocking wait for events returned (not a check that did not block), for ``waitForEvents()``.
     var lastWokeAt: UInt64 = 0
 
@@ -243,13 +244,8 @@ struct Daemon: ~Copyable {
                 handleEvents(more)
                 rounds += 1
             }
-            gatherBeforeWaiting = moderation.turnEnded(
-                frames: framesThisTurn,
-                reads: readsThisTurn,
-                sinceWake: SystemClock.monotonicNanoseconds() &- lastWokeAt
-            )
+            framesLastTurn = framesThisTurn
             framesThisTurn = 0
-            readsThisTurn = 0
             writeTurnOutput()
             broker.turnEnded(into: &actions)
             carryOutActions()
@@ -271,18 +267,22 @@ struct Daemon: ~Copyable {
     /// Waits for the next events, and returns how many the loop has for ``handleEvents(_:)``.
     ///
     /// Under load, with nothing ready yet, heraldd first sleeps `--coalesce-us` (20 µs, plus the kernel's timer
-    /// slack) and only then waits, as a network card moderates its interrupts: when the last turn's
-    /// ``WakeModeration`` said so (many frames, in small turns, arriving a few per read). Turns that follow one
-    /// another without blocking need no moderation: nobody is woken.
+    /// slack) and only then waits, as a network card moderates its interrupts. Under load means the last turn handled
+    /// at least ``framesToCoalesce`` frames and ended less than ``coalesceWithin`` after heraldd last returned from a
+    /// blocking wait: many frames, in small turns, between sleeps. (Turns that follow one another without blocking
+    /// need no moderation: nobody is woken.)
     ///
     /// Why, from the profiles at fan-out 1: when heraldd keeps up, it blocks after every turn, so each post a client
     /// writes has to wake it on the other core, which costs the writer a cross-CPU wake-up and gives heraldd small
     /// turns. A run then settles into a slow mode in which both cost about twice as much per post (heraldd 1.04 µs
     /// and the publisher 1.28 µs, against 0.56 and 0.88 in the fast mode), and stays there. While heraldd sleeps it is
     /// not on the epoll wait queue, so writes wake nobody and gather into one read. A post arriving alone (the latency
-    /// case) makes a turn of one frame and is never held.
+    /// case) makes a turn of one frame and is never held. At fan-out 10 turns are long (hundreds of frames, ten large
+    /// sends), and sleeping after each of them cost 3 % of the throughput, hence the time condition.
     private mutating func waitForEvents() -> Int {
-        if options.coalesceNanoseconds > 0 && gatherBeforeWaiting {
+        if options.coalesceNanoseconds > 0 && framesLastTurn >= Self.framesToCoalesce
+            && SystemClock.monotonicNanoseconds() &- lastWokeAt < Self.coalesceWithin
+        {
             let ready = poll(timeoutMilliseconds: 0)
             if ready > 0 { return ready }
             SystemClock.sleep(nanoseconds: options.coalesceNanoseconds)
