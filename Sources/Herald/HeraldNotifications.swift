@@ -74,7 +74,7 @@ public struct HeraldNotifications: AsyncSequence, Sendable {
             // The batch handed out is empty now: its storage goes back to the stream for a later batch.
             var used: [HeraldNotification] = []
             swap(&used, &batch)
-            guard var taken = await lifetime.buffer.take(recycling: used), !taken.isEmpty else { return nil }
+            guard var taken = await lifetime.buffer.take(recycling: consume used), !taken.isEmpty else { return nil }
             consumed.took(taken.count)
             // Through the buffer, whose swapAt moves elements: Array's own reverse() copies them, a retain and a
             // release each.

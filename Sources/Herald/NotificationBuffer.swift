@@ -182,7 +182,8 @@ final class NotificationBuffer: Sendable {
             terminate()
             return nil
         }
-        var used = used
+        // Moved, not copied: the array must stay uniquely referenced, or emptying it would allocate anew.
+        var used = consume used
         used.removeAll(keepingCapacity: true)
         // What is waiting is taken without a cancellation handler or a continuation: under load the consumer finds
         // notifications waiting nearly every time, and installing both cost a task status lock and a continuation
