@@ -12,6 +12,8 @@ extension Connection {
         var ending: HeraldError?
         let owner = ObjectIdentifier(self)
         var blockedOutput: Int32?
+        // The bytes the last read's notifications point into, kept to be refilled by a later read.
+        var lastRead: NotificationBytes?
         defer { executor.detach(owner) }
         while ending == nil {
             let count: Int
@@ -49,7 +51,16 @@ extension Connection {
             }
             if whole > 0 {
                 // Notifications point into these bytes rather than the receive buffer, which the next read reuses.
-                let shared = NotificationBytes(copying: UnsafeRawBufferPointer(rebasing: buffer.bytes[..<whole]))
+                // The bytes of the last read are refilled when its notifications are all gone, as they usually are
+                // by now (the consumers ran on this thread since): a new allocation per read, freed a read later,
+                // cost the allocator and page faults about 8 % of herald-bench fan-out 100's samples.
+                let frames = UnsafeRawBufferPointer(rebasing: buffer.bytes[..<whole])
+                if isKnownUniquelyReferenced(&lastRead), let last = lastRead, last.capacity >= whole {
+                    last.refill(from: frames)
+                } else {
+                    lastRead = NotificationBytes(copying: frames)
+                }
+                let shared = lastRead!
                 buffer.consume(whole)
                 // Frames before a violation are still delivered: they were valid.
                 ending = dispatch(shared, maxPayload: maxPayload) ?? violation
