@@ -140,7 +140,7 @@ final class FakeBrokerSession {
             await onF.close()
             try second.connection.shutdown(read: true, write: true)
         } catch {
-            Issue.record(error)
+            Issue.record(error, "bridge stderr:\n\(host.bridge.stderr)")
         }
         listener.close()
         await host.stop()
@@ -200,7 +200,7 @@ final class FakeBrokerSession {
             try session.connection.shutdown(read: true, write: true)
         } catch {
             host.daemon.process.signal(SIGCONT)
-            Issue.record(error)
+            Issue.record(error, "bridge stderr:\n\(host.bridge.stderr)")
         }
         listener.close()
         await host.stop()
@@ -260,7 +260,7 @@ final class FakeBrokerSession {
             #expect(host.bridge.exitStatus == nil)
             await onQ.close()
         } catch {
-            Issue.record(error)
+            Issue.record(error, "bridge stderr:\n\(host.bridge.stderr)")
         }
         listener.close()
         await host.stop()
