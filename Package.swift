@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // Herald: a NotificationCenter for a whole desktop session.
 // The package depends on the Swift toolchain alone: no third-party packages.
 import PackageDescription
