@@ -15,7 +15,8 @@ extension Connection {
         case write(lone: Bool)
     }
 
-    /// Queues a post, waiting while the outgoing buffer is full; in the caller's isolation, as ``Herald/post(_:payload:retain:)``.
+    /// Queues a post, waiting while the outgoing buffer is full; in the caller's isolation, as
+    /// ``Herald/post(_:payload:retain:)``.
     ///
     /// - Throws: why the connection ended, if it has.
     nonisolated(nonsending) func post(_ frame: Frame) async throws(HeraldError) {

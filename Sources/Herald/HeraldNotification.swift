@@ -83,8 +83,8 @@ public struct HeraldNotification: Sendable, Hashable {
     /// Where the name and payload are: a whole read of the socket, shared by every notification decoded from it,
     /// or bytes of this notification's own.
     @usableFromInline let bytes: NotificationBytes
-    let nameStart: UInt32
-    let nameCount: UInt32
+    private let nameStart: UInt32
+    private let nameCount: UInt32
     @usableFromInline let payloadStart: UInt32
     @usableFromInline let payloadCount: UInt32
 

@@ -60,8 +60,8 @@ final class DeliveryCounter: Sendable {
 }
 
 /// What one subscription's consumer saw: the harness's per-connection counters, kept per stream and added up per
-/// connection at the end, so the consumers share nothing but `SharedCounters.delivered` and their connection's
-/// ``ConnectionLatency``.
+/// connection at the end, so a consumer shares nothing but its connection's ``ConnectionLatency`` (its
+/// ``DeliveryCounter`` is its own; the publishers only read it).
 struct StreamTally: Sendable {
     var received: UInt64 = 0
     var misrouted: UInt64 = 0
