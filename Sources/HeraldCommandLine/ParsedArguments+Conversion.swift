@@ -7,14 +7,7 @@ extension ParsedArguments {
     /// - Throws: `UsageError` such as `The value 'abc' is invalid for '--count <count>'`, or, outside
     ///   `range`, `The value '0' is invalid for '--count <count>': must be in the range 1...9`.
     public func int(_ long: String, range: ClosedRange<Int>? = nil) throws(UsageError) -> Int? {
-        guard let occurrence = lastOccurrence(long), let text = occurrence.value else { return nil }
-        guard let number = Int(text) else {
-            throw invalidValue(occurrence, long, detail: "")
-        }
-        if let range, !range.contains(number) {
-            throw invalidValue(occurrence, long, detail: ": must be in the range \(range)")
-        }
-        return number
+        try number(long, range: range) { Int($0) }
     }
 
     /// Returns the option's last value as a floating-point number, or `nil` if the option didn't appear.
@@ -27,11 +20,21 @@ extension ParsedArguments {
     /// - Throws: `UsageError` such as `The value 'soon' is invalid for '--timeout <seconds>'`, or, outside
     ///   `range`, `The value '-1' is invalid for '--timeout <seconds>': must be in the range 0.0...60.0`.
     public func double(_ long: String, range: ClosedRange<Double>? = nil) throws(UsageError) -> Double? {
+        // NaN is in no range, so `contains` rejects it too.
+        try number(long, range: range) { Double($0) }
+    }
+
+    /// The option's last value read by `parse` and checked against `range`: what ``int(_:range:)`` and
+    /// ``double(_:range:)`` share.
+    private func number<Number: Comparable>(
+        _ long: String,
+        range: ClosedRange<Number>?,
+        _ parse: (String) -> Number?
+    ) throws(UsageError) -> Number? {
         guard let occurrence = lastOccurrence(long), let text = occurrence.value else { return nil }
-        guard let number = Double(text) else {
+        guard let number = parse(text) else {
             throw invalidValue(occurrence, long, detail: "")
         }
-        // NaN is in no range, so `contains` rejects it too.
         if let range, !range.contains(number) {
             throw invalidValue(occurrence, long, detail: ": must be in the range \(range)")
         }
