@@ -169,7 +169,7 @@ extension Connection {
                 case .ack(let ack):
                     // From here on, live posts are routed to this subscription: the daemon sends every post with a
                     // later sequence number after this ACK, and none before it.
-                    state.subscriptions[ack.request]?.isLive = true
+                    state.subscriptionAcknowledged(ack.request)
                     guard let entry = state.pending[ack.request] else { continue }
                     let reply: Reply
                     switch entry.kind {
@@ -309,7 +309,7 @@ extension ConnectionState {
         // copy and the extra retain and release that sharing costs.
         let single = subscriptions.count == 1
         forEachSubscription { subscription in
-            guard subscription.isLive, subscription.matcher.matches(name) else { return }
+            guard subscription.matchesLive(name) else { return }
             subscription.touched = true
             if subscription.canStage {
                 if single {
@@ -343,7 +343,7 @@ extension ConnectionState {
     }
 
     /// Delivers a retained value to the subscription or `GET` request `id` it answers; one withdrawn meanwhile gets
-    /// nothing.
+    /// nothing, and a stream that has the value through an earlier pattern does not get it again.
     ///
     /// - Returns: whether the subscription now has losses its stream has not been told about.
     mutating func deliverRetained(
@@ -351,10 +351,18 @@ extension ConnectionState {
         to id: UInt32,
         _ noticeSender: NoticeSender
     ) -> Bool {
-        if subscriptions[id] != nil {
-            subscriptions[id]!.deliver(notification, noticeSender: noticeSender)
-            subscriptions[id]!.touched = true
-            return subscriptions[id]!.unreported != nil
+        var key = id
+        if subscriptions[id] == nil, let place = laterPatterns[id], let stream = subscriptions[place.stream] {
+            let delivered = notification.withNameBytes { name in
+                stream.earlierPatternMatches(UnsafeRawBufferPointer(name), before: place.index)
+            }
+            if delivered { return false }
+            key = place.stream
+        }
+        if subscriptions[key] != nil {
+            subscriptions[key]!.deliver(notification, noticeSender: noticeSender)
+            subscriptions[key]!.touched = true
+            return subscriptions[key]!.unreported != nil
         }
         if pending[id]?.kind == .get {
             pending[id]!.retained = notification

@@ -81,12 +81,13 @@ final class Connection: Sendable {
         return try await reply(to: id, what).get()
     }
 
-    /// Subscribes (`SUBSCRIBE`, or `MONITOR` for a monitor) and waits for the daemon's `ACK`.
+    /// Subscribes to `patterns` in one stream (a `SUBSCRIBE` each, or one `MONITOR` for a monitor) and waits for the
+    /// daemon's `ACK`s.
     ///
-    /// - Returns: the stream; the subscription is live (routed to) from the moment the reader read the `ACK`.
+    /// - Returns: the stream; each pattern is live (routed to) from the moment the reader read its `ACK`.
     /// - Throws: `.timedOut`, `.cancelled` (the subscription is then withdrawn), or why the connection ended.
     func subscribe(
-        _ pattern: Pattern,
+        _ patterns: [Pattern],
         policy: BufferingPolicy,
         overflow: OverflowPolicy = .dropOldest,
         monitor: Bool = false
@@ -94,7 +95,7 @@ final class Connection: Sendable {
         let continuation = NotificationBuffer(policy: policy)
         let consumed = ConsumptionCounter()
         let subscription = Subscription(
-            pattern: pattern,
+            patterns: patterns,
             continuation: continuation,
             policy: policy,
             overflow: overflow,
@@ -111,7 +112,10 @@ final class Connection: Sendable {
     }
 
     /// Registers `subscription` on this connection, a new one or one adopted from a lost connection, and waits
-    /// for its `ACK`.
+    /// for the `ACK` of each of its patterns.
+    ///
+    /// The patterns' `SUBSCRIBE`s are written one after the other, in order: the daemon processes them in that order,
+    /// which is what lets the reader route each post to the stream once (``Subscription/earlierPatternMatches(_:before:)``).
     ///
     /// - Throws: `.timedOut`, `.cancelled` (the subscription is then withdrawn), or why the connection ended. On
     ///   failure the subscription is no longer this connection's, unless the connection itself ended and handed it
@@ -119,86 +123,118 @@ final class Connection: Sendable {
     func register(_ subscription: Subscription) async throws(HeraldError) {
         // A task cancelled before it asked sends nothing: whether the answer could still win is otherwise a race.
         if Task.isCancelled {
-            throw HeraldError(.cancelled, "the task was cancelled before subscribing to \(subscription.pattern.text)")
+            throw HeraldError(.cancelled, "the task was cancelled before subscribing to \(subscription.description)")
         }
         let limit = Int(welcome.maxSubscriptions)
+        let count = subscription.patterns.count
         var adopted = subscription
-        adopted.isLive = false
-        let id = try state.withLock { state throws(HeraldError) in
+        adopted.livePatterns = 0
+        let ids = try state.withLock { state throws(HeraldError) in
             // Checked here because the daemon's answer, TOO_MANY_SUBSCRIPTIONS, would end the whole connection.
-            guard state.subscriptionsOnTheWire < limit else {
+            guard state.subscriptionsOnTheWire + count <= limit else {
+                let held = state.subscriptionsOnTheWire
                 throw HeraldError(
                     .tooManySubscriptions,
-                    "cannot subscribe to \(subscription.pattern.text): this connection already holds the \(limit) "
-                        + "subscriptions heraldd allows"
+                    "cannot subscribe to \(subscription.description): this connection already holds \(held) of the "
+                        + "\(limit) subscriptions heraldd allows"
+                        + (count > 1 ? ", and these patterns need \(count)" : "")
                 )
             }
-            let id = try state.addRequest(.acknowledgement)
-            state.subscriptions[id] = adopted
-            state.subscriptionsOnTheWire += 1
-            return id
+            var ids: [UInt32] = []
+            for _ in 0..<count {
+                ids.append(try state.addRequest(.acknowledgement))
+            }
+            adopted.ids = ids
+            state.subscriptions[ids[0]] = adopted
+            for (index, id) in ids.enumerated().dropFirst() {
+                state.laterPatterns[id] = PatternOfStream(stream: ids[0], index: index)
+            }
+            state.subscriptionsOnTheWire += count
+            return ids
         }
+        let key = ids[0]
         // Whatever ends the stream (the consumer's task cancelled, the sequence dropped) withdraws the subscription.
         // Weak, so an unconsumed stream does not keep the connection alive through its own registration.
         subscription.continuation.onTermination = { [weak self] _ in
-            self?.unsubscribe(id)
+            self?.unsubscribe(key)
         }
         // The consumer, once it has drained an overflowed buffer to half, has the episode's notice put in.
         subscription.consumed.onDrained.withLock { handler in
-            handler = { [weak self] in self?.consumerDrained(id) }
+            handler = { [weak self] in self?.consumerDrained(key) }
         }
-        let frame: Frame =
-            subscription.isMonitor
-            ? .monitor(Frame.Monitor(request: id))
-            : .subscribe(
-                Frame.Subscribe(subscription: id, pattern: subscription.pattern, overflow: subscription.overflow)
-            )
         do {
-            try write(frame)
+            for (index, id) in ids.enumerated() {
+                let frame: Frame =
+                    subscription.isMonitor
+                    ? .monitor(Frame.Monitor(request: id))
+                    : .subscribe(
+                        Frame.Subscribe(
+                            subscription: id,
+                            pattern: subscription.patterns[index],
+                            overflow: subscription.overflow
+                        )
+                    )
+                try write(frame)
+            }
         } catch {
+            // The connection has ended (a failed write ends it), so nothing is unsubscribed on the wire.
             state.withLock { state in
-                state.pending[id] = nil
-                if state.subscriptions.removeValue(forKey: id) != nil { state.subscriptionsOnTheWire -= 1 }
+                for id in ids {
+                    state.pending[id] = nil
+                }
+                if state.removeSubscription(key) != nil { state.subscriptionsOnTheWire -= count }
             }
             throw error
         }
-        let what = subscription.isMonitor ? "MONITOR" : "SUBSCRIBE \(subscription.pattern.text)"
-        switch await reply(to: id, what) {
-        case .success:
-            options.logger?.debug("subscription \(id) to \(subscription.pattern.text) is live")
-        case .failure(let error):
-            // The SUBSCRIBE is on its way or done; the UNSUBSCRIBE follows it, so the daemon never holds a
-            // subscription nobody reads.
-            unsubscribe(id)
-            throw error
+        for (index, id) in ids.enumerated() {
+            let pattern = subscription.patterns[index].text
+            let what = subscription.isMonitor ? "MONITOR" : "SUBSCRIBE \(pattern)"
+            switch await reply(to: id, what) {
+            case .success:
+                options.logger?.debug("subscription \(id) to \(pattern) is live")
+            case .failure(let error):
+                // The answers not waited for are not wanted: they are ignored when they come.
+                state.withLock { state in
+                    for later in ids[(index + 1)...] {
+                        state.pending[later] = nil
+                    }
+                }
+                // The SUBSCRIBEs are on their way or done; the UNSUBSCRIBEs follow them, so the daemon never holds a
+                // subscription nobody reads.
+                unsubscribe(key)
+                throw error
+            }
         }
     }
 
-    /// Puts the pending drop notice of subscription `id` in its stream, now that its consumer has made room.
-    func consumerDrained(_ id: UInt32) {
+    /// Puts the pending drop notice of subscription `key` in its stream, now that its consumer has made room.
+    func consumerDrained(_ key: UInt32) {
         let noticeSender = self.noticeSender
         let buffer = state.withLock { state -> NotificationBuffer? in
-            guard state.subscriptions[id] != nil else { return nil }
-            state.subscriptions[id]!.reportDrops(noticeSender)
-            return state.subscriptions[id]!.continuation
+            guard state.subscriptions[key] != nil else { return nil }
+            state.subscriptions[key]!.reportDrops(noticeSender)
+            return state.subscriptions[key]!.continuation
         }
         buffer?.flush()
     }
 
-    /// Withdraws subscription `id`: stops routing to it, and sends `UNSUBSCRIBE` if the connection is open.
+    /// Withdraws subscription `key` (the stream under its first pattern's id): stops routing to it, and sends an
+    /// `UNSUBSCRIBE` per pattern if the connection is open.
     ///
-    /// Idempotent: only the call that takes the subscription out sends the frame, because a second `UNSUBSCRIBE`
+    /// Idempotent: only the call that takes the subscription out sends the frames, because a second `UNSUBSCRIBE`
     /// would be `UNKNOWN_SUBSCRIPTION`, a final error.
-    func unsubscribe(_ id: UInt32) {
+    func unsubscribe(_ key: UInt32) {
         let (removed, isOpen) = state.withLock { state in
-            (state.subscriptions.removeValue(forKey: id), state.closedReason == nil)
+            (state.removeSubscription(key), state.closedReason == nil)
         }
-        guard removed != nil, isOpen else { return }
-        options.logger?.debug("unsubscribing \(id)")
-        // A failed write has already ended the connection, which is all there is to do about it here.
-        try? write(Frame.unsubscribe(Frame.Unsubscribe(subscription: id)))
+        guard let removed, isOpen else { return }
+        options.logger?.debug("unsubscribing \(removed.ids.map(String.init).joined(separator: ", "))")
+        for id in removed.ids {
+            // A failed write has already ended the connection, which is all there is to do about it here.
+            try? write(Frame.unsubscribe(Frame.Unsubscribe(subscription: id)))
+        }
         // Only now: until the UNSUBSCRIBE is written, a SUBSCRIBE from another task could reach the daemon first.
-        state.withLock { $0.subscriptionsOnTheWire -= 1 }
+        state.withLock { $0.subscriptionsOnTheWire -= removed.ids.count }
     }
 
     /// Waits for the answer to request `id`, at most `requestTimeout`; cancelling the task withdraws the request.

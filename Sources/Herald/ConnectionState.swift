@@ -51,10 +51,19 @@ struct Resumption: Sendable {
     }
 }
 
+/// Where a `SUBSCRIBE` other than a stream's first belongs: the stream's key and the pattern's index in it.
+struct PatternOfStream: Sendable {
+    var stream: UInt32
+    var index: Int
+}
+
 /// The mutable state of a connection, kept in the connection's `Mutex`. It does no I/O and resumes no continuation:
 /// its methods return what the connection must do once the lock is released.
 struct ConnectionState: Sendable {
+    /// The streams, each under the wire id of its first pattern's `SUBSCRIBE`.
     var subscriptions: [UInt32: Subscription] = [:]
+    /// The wire ids of the other patterns of streams with several: which stream, and which of its patterns.
+    var laterPatterns: [UInt32: PatternOfStream] = [:]
     var pending: [UInt32: PendingRequest] = [:]
     /// Subscriptions the daemon holds or will hold once it reads what was written: counted from before `SUBSCRIBE`
     /// is written until after `UNSUBSCRIBE` is, so it is never below the daemon's own count.
@@ -124,6 +133,7 @@ struct ConnectionState: Sendable {
         closedReason = reason
         let ended = Array(subscriptions.values)
         subscriptions = [:]
+        laterPatterns = [:]
         var resumptions: [Resumption] = []
         for id in Array(pending.keys) {
             if let resumption = complete(id, .failure(reason)) {
@@ -131,5 +141,25 @@ struct ConnectionState: Sendable {
             }
         }
         return (ended, resumptions)
+    }
+}
+
+extension ConnectionState {
+    /// The daemon acknowledged `SUBSCRIBE` `id`: its pattern, and every earlier one of its stream, is live.
+    mutating func subscriptionAcknowledged(_ id: UInt32) {
+        if subscriptions[id] != nil {
+            subscriptions[id]!.livePatterns = max(subscriptions[id]!.livePatterns, 1)
+        } else if let place = laterPatterns[id], subscriptions[place.stream] != nil {
+            subscriptions[place.stream]!.livePatterns = max(subscriptions[place.stream]!.livePatterns, place.index + 1)
+        }
+    }
+
+    /// Takes stream `key` out, with its later patterns' ids.
+    mutating func removeSubscription(_ key: UInt32) -> Subscription? {
+        guard let removed = subscriptions.removeValue(forKey: key) else { return nil }
+        for id in removed.ids.dropFirst() {
+            laterPatterns[id] = nil
+        }
+        return removed
     }
 }

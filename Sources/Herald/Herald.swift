@@ -316,22 +316,65 @@ public final class Herald: Sendable {
     ///   - pattern: a pattern (Protocols/wire.md): `session.*`, `build.**`, `**`.
     ///   - bufferingPolicy: how many notifications wait for a slow consumer; bounded by default. Losses are
     ///     reported in the stream by a `herald.dropped` notice.
-    /// - Returns: the notifications. Cancelling the consuming task, or dropping the sequence, unsubscribes.
-    /// - Throws: ``HeraldError/Code/invalidPattern`` before anything is sent; ``HeraldError/Code/timedOut``,
-    ///   ``HeraldError/Code/cancelled`` (nothing stays subscribed), or why the connection ended.
     ///   - overflow: what the daemon does when this connection cannot keep up: drop the oldest (the default),
     ///     keep the newest per name (`.coalesce`), or disconnect. The connection uses the strictest policy of its
     ///     subscriptions.
+    /// - Returns: the notifications. Cancelling the consuming task, or dropping the sequence, unsubscribes.
+    /// - Throws: ``HeraldError/Code/invalidPattern`` before anything is sent; ``HeraldError/Code/timedOut``,
+    ///   ``HeraldError/Code/cancelled`` (nothing stays subscribed), or why the connection ended.
     public func notifications(
         matching pattern: String,
         bufferingPolicy: BufferingPolicy = .default,
         overflow: OverflowPolicy = .dropOldest
     ) async throws(HeraldError) -> HeraldNotifications {
-        let parsed: HeraldWire.Pattern
-        do {
-            parsed = try HeraldWire.Pattern(pattern)
-        } catch {
-            throw HeraldError(.invalidPattern, error.reason)
+        try await notifications(matching: [pattern], bufferingPolicy: bufferingPolicy, overflow: overflow)
+    }
+
+    /// Subscribes to the names matching any of `patterns`, in one stream: every post once, in the order the daemon
+    /// sent them.
+    ///
+    /// ```swift
+    /// for await note in try await herald.notifications(matching: ["session.locked", "session.unlocked"]) {
+    ///     away = note.name == "session.locked"  // the last one wins, as it happened
+    /// }
+    /// ```
+    ///
+    /// One loop over several names sees them in the order they were posted, which separate streams, each consumed by
+    /// a task of its own, cannot promise: a lock and an unlock in quick succession could reach two loops in either
+    /// order. A post whose name matches several of the patterns comes once.
+    ///
+    /// Each pattern is a subscription of the connection (it counts against ``maxSubscriptions``), acknowledged in
+    /// turn; this returns once every one is live. Retained values come pattern by pattern, each pattern's before its
+    /// live posts, so those of a later pattern may follow live posts that an earlier pattern already delivered; a
+    /// retained value that an earlier pattern delivered is not delivered again. Everything else is as for
+    /// the single-pattern form: one buffer, one loss accounting, one end.
+    ///
+    /// - Parameters:
+    ///   - patterns: one or more patterns (Protocols/wire.md); a pattern given twice counts once.
+    ///   - bufferingPolicy: how many notifications wait for a slow consumer; bounded by default.
+    ///   - overflow: what the daemon does when this connection cannot keep up (see the single-pattern form).
+    /// - Returns: the notifications. Cancelling the consuming task, or dropping the sequence, unsubscribes every
+    ///   pattern.
+    /// - Throws: ``HeraldError/Code/invalidPattern`` for an empty list or a bad pattern, and
+    ///   ``HeraldError/Code/tooManySubscriptions`` when the patterns do not all fit, before anything is sent;
+    ///   ``HeraldError/Code/timedOut``, ``HeraldError/Code/cancelled`` (nothing stays subscribed), or why the
+    ///   connection ended.
+    public func notifications(
+        matching patterns: [String],
+        bufferingPolicy: BufferingPolicy = .default,
+        overflow: OverflowPolicy = .dropOldest
+    ) async throws(HeraldError) -> HeraldNotifications {
+        guard !patterns.isEmpty else {
+            throw HeraldError(.invalidPattern, "no pattern to subscribe to: give at least one")
+        }
+        var parsed: [HeraldWire.Pattern] = []
+        var seen: Set<String> = []
+        for pattern in patterns where seen.insert(pattern).inserted {
+            do {
+                parsed.append(try HeraldWire.Pattern(pattern))
+            } catch {
+                throw HeraldError(.invalidPattern, error.reason)
+            }
         }
         let (stream, consumed) = try await connection.subscribe(
             parsed,
@@ -348,7 +391,7 @@ public final class Herald: Sendable {
     ///   connection ends), ``HeraldError/Code/timedOut``, or why the connection ended.
     public func monitor(bufferingPolicy: BufferingPolicy = .default) async throws(HeraldError) -> HeraldNotifications {
         let (stream, consumed) = try await connection.subscribe(
-            try! HeraldWire.Pattern("**"),
+            [try! HeraldWire.Pattern("**")],
             policy: bufferingPolicy,
             monitor: true
         )

@@ -22,11 +22,20 @@ final class ConsumptionCounter: Sendable {
     }
 }
 
-/// One subscription of a connection, as the reader routes to it: its pattern, its stream, and its loss accounting.
+/// One subscription of a connection, as the reader routes to it: its patterns, its stream, and its loss accounting.
+///
+/// A stream may follow several patterns (`Herald.notifications(matching:)` with an array): each is a `SUBSCRIBE` of
+/// its own on the wire, written in order, and the stream gets every post matching any of them once, in the order the
+/// daemon sent them. The daemon processes a connection's frames in order, so the `ACK`s come in the order of the
+/// patterns, and the patterns live at any moment are always the first ``livePatterns``.
 struct Subscription: Sendable {
-    let pattern: Pattern
-    /// The pattern, for matching the name bytes of frames the reader has not made strings of.
+    /// The patterns, in the order their `SUBSCRIBE`s are written; never empty.
+    let patterns: [Pattern]
+    /// The first pattern, for matching the name bytes of frames the reader has not made strings of: kept inline,
+    /// because nearly every stream has one pattern and the reader matches every live post against it.
     let matcher: PatternMatcher
+    /// The other patterns' matchers, in order; usually empty.
+    let laterMatchers: [PatternMatcher]
     /// Where notifications wait for the consumer.
     let continuation: NotificationBuffer
     let policy: BufferingPolicy
@@ -41,10 +50,13 @@ struct Subscription: Sendable {
     /// Set when a `bufferingOldest` buffer overflowed: notifications are counted as lost, not offered, until the
     /// consumer has drained it to half, so one notice covers the whole episode instead of one per free slot.
     var overflowing = false
-    /// Whether the daemon's `ACK` has been read. Live posts are routed only to live subscriptions: a post that
-    /// arrives before the `ACK` was processed by the daemon before the subscription existed, and delivering it would
-    /// be a duplicate of nothing the subscriber asked for (wire.md, "Local matching").
-    var isLive = false
+    /// The wire ids of the patterns' `SUBSCRIBE`s on the current connection, in pattern order; empty until
+    /// registered. The first is the stream's key in ``ConnectionState/subscriptions``.
+    var ids: [UInt32] = []
+    /// How many patterns, from the first, have their daemon's `ACK` read. Live posts are routed by those only: a post
+    /// that arrives before a pattern's `ACK` was processed by the daemon before that subscription existed, and
+    /// delivering it would be a duplicate of nothing the subscriber asked for (wire.md, "Local matching").
+    var livePatterns = 0
     /// Losses not yet reported by a notice in the stream.
     var unreported: DropRange?
     /// Whether the reader put something in the stream during the batch it is routing, so it flushes this buffer,
@@ -54,9 +66,34 @@ struct Subscription: Sendable {
     /// lock, when the reader commits them (``commitStaged(_:)``), always before anything else goes in.
     var staged: [HeraldNotification] = []
 
+    /// Whether any pattern is live.
+    var isLive: Bool { livePatterns > 0 }
+
+    /// The patterns as the user wrote them, for messages.
+    var description: String { patterns.map(\.text).joined(separator: ", ") }
+
     /// Whether a live notification may be staged rather than delivered: no loss waits for its notice and no
     /// overflow episode is on, so offered alone it would go straight in if there is room.
     var canStage: Bool { unreported == nil && !overflowing }
+
+    init(
+        patterns: [Pattern],
+        continuation: NotificationBuffer,
+        policy: BufferingPolicy,
+        overflow: OverflowPolicy = .dropOldest,
+        isMonitor: Bool = false,
+        consumed: ConsumptionCounter = ConsumptionCounter()
+    ) {
+        precondition(!patterns.isEmpty, "a subscription needs a pattern")
+        self.patterns = patterns
+        self.matcher = PatternMatcher(patterns[0])
+        self.laterMatchers = patterns.dropFirst().map(PatternMatcher.init)
+        self.continuation = continuation
+        self.policy = policy
+        self.overflow = overflow
+        self.isMonitor = isMonitor
+        self.consumed = consumed
+    }
 
     init(
         pattern: Pattern,
@@ -66,13 +103,39 @@ struct Subscription: Sendable {
         isMonitor: Bool = false,
         consumed: ConsumptionCounter = ConsumptionCounter()
     ) {
-        self.pattern = pattern
-        self.matcher = PatternMatcher(pattern)
-        self.continuation = continuation
-        self.policy = policy
-        self.overflow = overflow
-        self.isMonitor = isMonitor
-        self.consumed = consumed
+        self.init(
+            patterns: [pattern],
+            continuation: continuation,
+            policy: policy,
+            overflow: overflow,
+            isMonitor: isMonitor,
+            consumed: consumed
+        )
+    }
+
+    /// Whether a live post named `name` is this stream's: a live pattern matches it.
+    @inline(__always)
+    func matchesLive(_ name: UnsafeRawBufferPointer) -> Bool {
+        guard livePatterns > 0 else { return false }
+        if matcher.matches(name) { return true }
+        var index = 0
+        while index < livePatterns - 1 {
+            if laterMatchers[index].matches(name) { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// Whether a retained value replayed for pattern `index` reached the stream already through an earlier pattern.
+    ///
+    /// The daemon processed the earlier pattern's `SUBSCRIBE` first. A retained value that a later pattern replays
+    /// was then either already stored, and replayed for the earlier pattern too, or posted since, and delivered live
+    /// through the earlier pattern, which was live by then. Either way the stream has it (or a notice for its loss),
+    /// so the replayed copy is skipped: a name matching several patterns reaches the stream once.
+    func earlierPatternMatches(_ name: UnsafeRawBufferPointer, before index: Int) -> Bool {
+        guard index > 0 else { return false }
+        if matcher.matches(name) { return true }
+        return laterMatchers[..<(index - 1)].contains { $0.matches(name) }
     }
 
     /// Delivers `notification`, first reporting earlier losses if there are any.

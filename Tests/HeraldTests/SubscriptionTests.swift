@@ -21,7 +21,7 @@ import Testing
     func makeSubscription(_ policy: BufferingPolicy) throws -> (Subscription, Reader) {
         let buffer = NotificationBuffer(policy: policy)
         var subscription = Subscription(pattern: try Pattern("**"), continuation: buffer, policy: policy)
-        subscription.isLive = true
+        subscription.livePatterns = 1
         return (subscription, Reader(buffer: buffer))
     }
 
