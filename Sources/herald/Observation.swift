@@ -16,7 +16,7 @@ struct Observation: Sendable {
         case daemonWentAway(String)
     }
 
-    /// The patterns, one subscription each.
+    /// The patterns, one subscription each, all in one stream.
     var patterns: [HeraldPattern]
     /// Human or JSON lines.
     var style: OutputStyle
@@ -66,15 +66,14 @@ struct Observation: Sendable {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         return try await Daemon.withConnection(socket: socket, reconnects: reconnects, will: will) {
             herald throws(CommandFailure) in
-            var streams: [HeraldNotifications] = []
+            let stream: HeraldNotifications
             do throws(HeraldError) {
                 if monitors {
-                    streams.append(try await herald.monitor())
+                    stream = try await herald.monitor()
                 } else {
-                    for pattern in patterns {
-                        // Returns once the daemon acknowledged: from here on no matching post is missed.
-                        streams.append(try await herald.notifications(matching: pattern.text, overflow: overflow))
-                    }
+                    // One stream for every pattern: each post once, in the daemon's order. Returns once the daemon
+                    // acknowledged them all: from here on no matching post is missed.
+                    stream = try await herald.notifications(matching: patterns.map(\.text), overflow: overflow)
                 }
             } catch {
                 throw CommandFailure(error)
@@ -82,41 +81,34 @@ struct Observation: Sendable {
             if announcesReady {
                 Terminal.writeStderr("ready\n")
             }
-            let printer = NotificationPrinter(
-                patterns: patterns,
-                style: style,
-                limit: limit,
-                includesRetained: includesRetained
-            )
-            let end = await race(streams, into: printer, on: herald, deadline: deadline)
+            let printer = NotificationPrinter(style: style, limit: limit, includesRetained: includesRetained)
+            let end = await race(stream, into: printer, on: herald, deadline: deadline)
             return (end, printer.printedCount)
         }
     }
 
-    /// Consumes every stream, one task each, against the deadline; the first to finish wins and the rest are
-    /// cancelled and awaited, so no task outlives the call.
+    /// Consumes the stream against the deadline; the first to finish wins and the other is cancelled and awaited,
+    /// so no task outlives the call.
     private func race(
-        _ streams: [HeraldNotifications],
+        _ stream: HeraldNotifications,
         into printer: NotificationPrinter,
         on herald: Herald,
         deadline: ContinuousClock.Instant?
     ) async -> End {
         await withTaskGroup(of: End?.self) { group in
-            for stream in streams {
-                group.addTask {
-                    for await notification in stream {
-                        switch printer.handle(notification) {
-                        case .continuing: continue
-                        case .limitReached: return .limitReached
-                        case .outputClosed: return .outputClosed
-                        }
+            group.addTask {
+                for await notification in stream {
+                    switch printer.handle(notification) {
+                    case .continuing: continue
+                    case .limitReached: return .limitReached
+                    case .outputClosed: return .outputClosed
                     }
-                    // A stream ends when the connection does, or when this task was cancelled because another won.
-                    if Task.isCancelled {
-                        return nil
-                    }
-                    return .daemonWentAway(herald.disconnectReason?.message ?? "the connection closed")
                 }
+                // The stream ends when the connection does, or when this task was cancelled because the deadline won.
+                if Task.isCancelled {
+                    return nil
+                }
+                return .daemonWentAway(herald.disconnectReason?.message ?? "the connection closed")
             }
             if let deadline {
                 group.addTask {
@@ -134,8 +126,8 @@ struct Observation: Sendable {
                 end = next
             }
             group.cancelAll()
-            // Closing ends the library's streams too, so the stream tasks finish even if one is between two
-            // notifications and not looking at cancellation.
+            // Closing ends the library's stream too, so its task finishes even if it is between two notifications
+            // and not looking at cancellation.
             await herald.close()
             return end ?? .daemonWentAway("the connection closed")
         }

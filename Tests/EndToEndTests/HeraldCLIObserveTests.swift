@@ -58,8 +58,26 @@ import Testing
 
         #expect(try await observer.waitForExit() == 0)
         let names = try observer.stdoutLines.map { try CLI.object($0)["name"] as? String }
-        #expect(Set(names) == ["build.app.done", "session.lock"])
-        #expect(names.count == 2)
+        #expect(names == ["build.app.done", "session.lock"])
+    }
+
+    @Test func observePrintsPostsToSeveralPatternsInTheOrderTheyWerePosted() async throws {
+        let daemon = try await TestDaemon.start()
+        let names = ["session.locked", "session.unlocked", "session.unlocked", "session.locked", "screen.off"]
+        let observer = try await CLI.startSubscribed(
+            ["observe", "--json", "--count", "\(names.count)", "session.locked", "session.unlocked", "screen.*"],
+            daemon: daemon
+        )
+        // Posted from one connection in one process, as fast as it can: one stream per pattern, each consumed by a
+        // task of its own, printed these in whatever order the tasks ran.
+        let poster = try await Herald.connect(socketPath: daemon.socketPath)
+        for name in names {
+            try await poster.post(name)
+        }
+        await poster.close()
+        #expect(try await observer.waitForExit() == 0)
+        let printed = try observer.stdoutLines.map { try CLI.object($0)["name"] as? String }
+        #expect(printed == names)
     }
 
     @Test func observePrintsAPostMatchingTwoPatternsOnce() async throws {
