@@ -151,6 +151,22 @@ ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt) {
     return sendmsg(fd, &message, HERALD_SEND_FLAGS);
 }
 
+// MARK: - Timers
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+int herald_set_timer_slack(unsigned long nanoseconds) {
+#ifdef __linux__
+    return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
+#else
+    (void)nanoseconds;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 // MARK: - Errors
 
 const char *herald_strerror(int error, char *buffer, size_t size) {

@@ -55,6 +55,13 @@ ssize_t herald_send(int fd, const void *buffer, size_t length);
 ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt);
 
 
+// MARK: - Timers
+
+/// Sets the calling thread's timer slack (prctl PR_SET_TIMERSLACK, Linux), how
+/// late the kernel may wake a sleep to batch wake-ups: 50 us by default. Returns
+/// 0, or -1 with errno (ENOSYS where there is no such setting).
+int herald_set_timer_slack(unsigned long nanoseconds);
+
 // MARK: - Errors
 
 /// The text of `error`, thread-safely (strerror_r into `buffer`). Returns a
