@@ -204,6 +204,12 @@ for rep in $(seq "$REPS"); do
                 --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30))
         done
     done
+    # named with a stream and a for-await per name (1,000 tasks) instead of one per connection following its 10.
+    if [[ " $WORKLOADS " == *" named "* ]]; then
+        measure herald-bench-per-name named timeout -k 5 $((DURATION + 45)) "$SWIFT_BIN/herald-bench" --workload named \
+            --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30)) \
+            --streams name --label herald-bench-per-name
+    fi
     # The same consumers in plain Tasks on the global pool, for the difference Herald.taskExecutor makes.
     for w in fanout-1 fanout-100; do
         measure herald-bench-pool "$w" timeout -k 5 $((DURATION + 45)) "$SWIFT_BIN/herald-bench" --workload "$w" \

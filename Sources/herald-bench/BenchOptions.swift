@@ -27,16 +27,18 @@ struct BenchOptions {
     var publisherConnections: Int?
     /// Whether each `for await` runs on its Herald's reader thread (`Herald.taskExecutor`) or on the global pool.
     var consumersOnReaderThread: Bool
+    /// Whether a subscriber connection follows its names in one stream or in one stream per name.
+    var streamPerName: Bool
 
     static let spec = CommandSpec(
         name: "herald-bench",
         abstract: "Measure heraldd through the Herald library with the workloads of shared/bench/peers.",
         discussion: """
             Runs the peers' harness workload, field for field, with Herald connections on both ends: P publisher \
-            connections posting with post(_:payload:), M subscriber connections with one notifications(matching:) \
-            stream per name, each consumed by its own `for await` (on the connection's reader thread through \
-            Herald.taskExecutor, or with --consumers pool in a plain Task). Prints one JSON line per workload with the \
-            harness's fields. Needs a running heraldd. --micro measures the frame codec and the pattern matcher \
+            connections posting with post(_:payload:), M subscriber connections, each following its K names in one \
+            notifications(matching:) stream (or, with --streams name, one stream per name), each stream consumed by \
+            its own `for await` (on the connection's reader thread through Herald.taskExecutor, or with --consumers \
+            pool in a plain Task). Prints one JSON line per workload with the harness's fields. Needs a running heraldd. --micro measures the frame codec and the pattern matcher \
             instead, without a daemon, and prints a table.
             """,
         options: [
@@ -110,6 +112,15 @@ struct BenchOptions {
                 help: "reader: each for-await prefers its Herald's taskExecutor; pool: a plain Task.",
                 defaultDescription: "reader"
             ),
+            OptionSpec(
+                long: "streams",
+                valueName: "per",
+                help: """
+                    connection: each subscriber connection follows its names in one stream, as the harness's \
+                    subscriber reads each connection in one loop; name: one stream and one for-await per name.
+                    """,
+                defaultDescription: "connection"
+            ),
             OptionSpec(long: "version", help: "Show the version."),
         ]
     )
@@ -140,6 +151,7 @@ struct BenchOptions {
         timeout = try arguments.double("timeout", range: 1...3600)
         drainMilliseconds = try arguments.int("drain-ms", range: 1...600_000) ?? 2000
         consumersOnReaderThread = (try arguments.choice("consumers", of: ["reader", "pool"]) ?? "reader") == "reader"
+        streamPerName = (try arguments.choice("streams", of: ["connection", "name"]) ?? "connection") == "name"
     }
 
     /// The workload `name` as this command line shapes it.

@@ -19,6 +19,8 @@ struct BenchResult {
     var othersCPUSeconds: Double?
     var stealSeconds: Double?
     var clientCPUNanoseconds: UInt64 = 0
+    /// Streams (and consuming tasks) per subscriber connection: 1, or one per name with `--streams name`.
+    var streamsPerSubscriber = 1
     var stalled = false
     var timedOut = false
     var error = ""
@@ -105,7 +107,8 @@ struct BenchResult {
         var line = "{\"peer\":\"\(label)\",\"workload\":\"\(workload.name)\",\"subscribers\":\(workload.subscribers),"
         line += "\"publishers\":\(workload.publishers),\"publisher_connections\":\(workload.publisherConnections),"
         line += "\"names\":\(workload.names),"
-        line += "\"names_per_sub\":\(workload.namesPerSubscriber),\"payload\":\(workload.payload),"
+        line += "\"names_per_sub\":\(workload.namesPerSubscriber),\"streams_per_sub\":\(streamsPerSubscriber),"
+        line += "\"payload\":\(workload.payload),"
         line += String(format: "\"rate\":%.0f,", workload.rate)
         line += "\"window\":\(workload.window),\"batch\":1,"
         line += "\"messages_sent\":\(counts.sent),\"expected\":\(counts.expected),\"delivered\":\(counts.delivered),"

@@ -7,9 +7,10 @@ import Glibc
 
 /// Runs one workload through the Herald library on both ends, in the harness's phases:
 /// 1. publishers connect (`publisherConnections` Heralds, which the P posting tasks share round-robin);
-/// 2. subscribers connect (one `Herald` per subscriber connection) and subscribe, one
-///    `notifications(matching:)` per name, each live once it returns (the daemon's `ACK`); each stream gets its own
-///    task doing `for await`, which prefers its Herald's reader thread (`Herald.taskExecutor`) unless told otherwise;
+/// 2. subscribers connect (one `Herald` per subscriber connection) and subscribe, one `notifications(matching:)` of
+///    the connection's K names (or, with `streamPerName`, one per name), live once it returns (the daemon's `ACK`s);
+///    each stream gets its own task doing `for await`, which prefers its Herald's reader thread
+///    (`Herald.taskExecutor`) unless told otherwise;
 /// 3. (no probes: subscriptions are acknowledged);
 /// 4. measure: publishers `post(_:payload:)` under the window, the subscriber side records every delivery.
 struct WorkloadRunner {
@@ -26,11 +27,15 @@ struct WorkloadRunner {
     let drainMilliseconds: Int
     /// Whether the consuming tasks prefer their Herald's `taskExecutor`; otherwise they run on the global pool.
     let consumersOnReaderThread: Bool
+    /// Whether each name gets a stream (and a consuming task) of its own; otherwise each connection follows its K
+    /// names in one stream, as the harness's C subscriber reads each connection in one loop.
+    let streamPerName: Bool
 
     private static let probeKind: UInt16 = 1
 
     func run() async -> BenchResult {
-        let counters = SharedCounters(consumers: workload.subscribers * workload.namesPerSubscriber)
+        let streamsPerConnection = streamPerName ? workload.namesPerSubscriber : 1
+        let counters = SharedCounters(consumers: workload.subscribers * streamsPerConnection)
         let names = (0..<workload.names).map(Workload.eventName)
         let options = Herald.Options(clientName: "herald-bench")
         var publishers: [Herald] = []
@@ -38,6 +43,7 @@ struct WorkloadRunner {
         var consumers: [(connection: Int, task: Task<StreamTally, Never>)] = []
         var latencies: [ConnectionLatency] = []
         var result = BenchResult(label: label, workload: workload)
+        result.streamsPerSubscriber = streamsPerConnection
 
         let stage: String
         do {
@@ -52,9 +58,14 @@ struct WorkloadRunner {
                 subscribers.append(herald)
                 let latency = ConnectionLatency()
                 latencies.append(latency)
-                for k in 0..<workload.namesPerSubscriber {
-                    let name = names[workload.topic(ofConnection: connection, k)]
-                    let stream = try await herald.notifications(matching: name, bufferingPolicy: policy)
+                let connectionNames = (0..<workload.namesPerSubscriber).map {
+                    names[workload.topic(ofConnection: connection, $0)]
+                }
+                for k in 0..<streamsPerConnection {
+                    let stream = try await herald.notifications(
+                        matching: streamPerName ? [connectionNames[k]] : connectionNames,
+                        bufferingPolicy: policy
+                    )
                     let executor = consumersOnReaderThread ? herald.taskExecutor : nil
                     let delivered = counters.deliveredBy[consumers.count]
                     let task = Task(executorPreference: executor) { [workload] in
@@ -240,6 +251,11 @@ struct WorkloadRunner {
             }
             if limit > 0 && counters.isOutstanding(moreThan: limit, known: &known) {
                 report.cpuNanoseconds += Self.cpuSince(stretch)
+                // bench.c's publisher runs with a timer slack of 1 ns (prctl PR_SET_TIMERSLACK), so its 20 µs sleeps
+                // last about 20 µs; with the default 50 µs slack they lasted 70-90 µs here, and a window-bound run
+                // (fan-out 1) measured that wait instead of the library. Per thread, and this task may have moved
+                // to another thread since its last wait, so it is set for each wait, a syscall per window.
+                SystemClock.setTimerSlack(nanoseconds: 1)
                 var seen = counters.delivered
                 var seenAt = SystemClock.monotonicNanoseconds()
                 while counters.outstanding > limit / 2 && !counters.aborted.load(ordering: .acquiring) {

@@ -24,7 +24,8 @@ await runMain(BenchOptions.spec, version: "herald-bench 0.1.0", options: BenchOp
                 label: options.label,
                 timeout: options.timeout ?? (workload.duration + 30),
                 drainMilliseconds: options.drainMilliseconds,
-                consumersOnReaderThread: options.consumersOnReaderThread
+                consumersOnReaderThread: options.consumersOnReaderThread,
+                streamPerName: options.streamPerName
             )
             let result = await runner.run()
             allOK = allOK && result.isOK

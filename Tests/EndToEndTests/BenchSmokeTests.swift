@@ -37,14 +37,14 @@ import Testing
 
     /// Several posting tasks on one connection, and one connection each: every message of every publisher arrives,
     /// exactly once, and the line says how the publishers were spread.
-    @Test(arguments: [1, 3])
-    func severalPublishersDeliverEveryMessageOfEach(connections: Int) async throws {
+    @Test(arguments: [(1, "connection"), (3, "connection"), (3, "name")])
+    func severalPublishersDeliverEveryMessageOfEach(connections: Int, streams: String) async throws {
         let daemon = try await TestDaemon.start()
         let result = try await run(
             "herald-bench",
             [
                 "--workload", "named", "--socket", daemon.socketPath, "--messages", "3000", "--duration", "5",
-                "--publishers", "3", "--publisher-connections", String(connections),
+                "--publishers", "3", "--publisher-connections", String(connections), "--streams", streams,
             ],
             timeout: .seconds(60)
         )
@@ -54,6 +54,8 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(object["publishers"] as? Int == 3)
         #expect(object["publisher_connections"] as? Int == connections)
+        // One stream per connection following its 10 names, or one per name.
+        #expect(object["streams_per_sub"] as? Int == (streams == "name" ? 10 : 1))
         #expect(object["messages_sent"] as? Int == 3000)
         // named: 1000 names, each subscribed by one of the 100 connections' 10.
         #expect(object["expected"] as? Int == 3000)
