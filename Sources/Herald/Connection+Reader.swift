@@ -4,16 +4,14 @@ import HeraldWire
 
 extension Connection {
     /// The reader thread's loop: wait for input, running meanwhile the jobs of the tasks that prefer this thread
-    /// (``ReaderExecutor``); read whatever is there; copy the whole frames once into bytes every notification of the
-    /// read shares, and route them under one lock.
+    /// (``ReaderExecutor``); read whatever is there into bytes that the notifications of the read then share
+    /// (``ReceiveBuffer``), and route them under one lock.
     func runReader(maxPayload: Int) {
         let scanner = FrameScanner(maxPayload: maxPayload)
         var buffer = ReceiveBuffer()
         var ending: HeraldError?
         let owner = ObjectIdentifier(self)
         var blockedOutput: Int32?
-        // The bytes the last read's notifications point into, kept to be refilled by a later read.
-        var lastRead: NotificationBytes?
         defer { executor.detach(owner) }
         while ending == nil {
             let count: Int
@@ -21,6 +19,7 @@ extension Connection {
                 try executor.runJobsAndWait(for: owner, socket: socket, blockedOutput: &blockedOutput) {
                     writeOutput()
                 }
+                buffer.prepareForRead()
                 // The socket has input (or end of file, or an error), so this returns at once; if it did not after
                 // all, waiting again is right.
                 guard let read = try socket.read(into: buffer.free).value else { continue }
@@ -37,11 +36,12 @@ extension Connection {
             // Where the whole frames end: only their length prefixes are read here.
             var violation: HeraldError?
             var whole = 0
+            var partial: Int?
             do throws(WireError) {
-                let bytes = buffer.bytes
+                let bytes = buffer.unrouted
                 while let size = try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: bytes[whole...])) {
                     guard whole + size <= bytes.count else {
-                        buffer.reserve(size)
+                        partial = size
                         break
                     }
                     whole += size
@@ -50,21 +50,12 @@ extension Connection {
                 violation = HeraldError(.protocolError, "heraldd broke the wire protocol: \(error)")
             }
             if whole > 0 {
-                // Notifications point into these bytes rather than the receive buffer, which the next read reuses.
-                // The bytes of the last read are refilled when its notifications are all gone, as they usually are
-                // by now (the consumers ran on this thread since): a new allocation per read, freed a read later,
-                // cost the allocator and page faults about 8 % of herald-bench fan-out 100's samples.
-                let frames = UnsafeRawBufferPointer(rebasing: buffer.bytes[..<whole])
-                if isKnownUniquelyReferenced(&lastRead), let last = lastRead, last.capacity >= whole {
-                    last.refill(from: frames)
-                } else {
-                    lastRead = NotificationBytes(copying: frames)
-                }
-                let shared = lastRead!
-                buffer.consume(whole)
+                let (shared, frames) = buffer.take(whole)
+                if let partial { buffer.expect(frameOf: partial) }
                 // Frames before a violation are still delivered: they were valid.
-                ending = dispatch(shared, maxPayload: maxPayload) ?? violation
+                ending = dispatch(shared, frames, maxPayload: maxPayload) ?? violation
             } else {
+                if let partial { buffer.expect(frameOf: partial) }
                 ending = violation
             }
             if let ending, ending.code == .protocolError { options.logger?.error("\(ending)") }
@@ -86,14 +77,18 @@ extension Connection {
     /// A `NOTIFY` is read in place with ``NotifyView`` and its notification points into `frames`; any other frame,
     /// and a `NOTIFY` the view leaves to it, is decoded by ``FrameDecoder``.
     ///
-    /// - Parameter frames: whole frames, back to back.
+    /// - Parameters:
+    ///   - shared: the bytes the notifications point into.
+    ///   - range: where in `shared` the frames are: whole frames, back to back.
     /// - Returns: the reason the connection ends, if the frames hold an `ERROR` (every `ERROR` is final in version 1),
     ///   a frame a daemon must not send, or one that breaks the protocol; the frames before it are routed.
-    private func dispatch(_ frames: NotificationBytes, maxPayload: Int) -> HeraldError? {
+    private func dispatch(_ shared: NotificationBytes, _ range: Range<Int>, maxPayload: Int) -> HeraldError? {
         var resumptions: [Resumption] = []
         var touched: [NotificationBuffer] = []
         let noticeSender = self.noticeSender
-        let bytes = UnsafeRawBufferPointer(start: frames.base, count: frames.count)
+        let frames = shared
+        // From the start of `shared`, so that frame offsets are offsets into it, which notifications keep.
+        let bytes = UnsafeRawBufferPointer(start: shared.base, count: range.upperBound)
         let ending = state.withLock { state -> HeraldError? in
             var hasUnreportedDrops = false
             // Whether live notifications are staged, to be committed before anything else is routed.
@@ -115,7 +110,7 @@ extension Connection {
                     touched.append(subscription.continuation)
                 }
             }
-            var next = 0
+            var next = range.lowerBound
             while next < bytes.count {
                 let start = next
                 next += 4 + Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)))

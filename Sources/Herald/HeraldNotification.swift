@@ -5,8 +5,9 @@ import HeraldWire
 ///
 /// The payload is kept as bytes; ``userInfo`` decodes it as JSON only when asked, so a consumer that does not look
 /// at it pays nothing for it. Live notifications keep their name and payload in the bytes of the socket read they
-/// arrived in, shared with the others of that read: keeping one keeps that read (at most 64 KiB at the default
-/// payload limit) until it is released. Retained values have bytes of their own.
+/// arrived in, shared with the others of that read: keeping one keeps those bytes until it is released, the 64 KiB
+/// buffer a read of 16 KiB or more was read into, or a copy at most twice the size of a smaller read (a frame larger
+/// than 64 KiB, at a raised payload limit, gets a buffer of its size). Retained values have bytes of their own.
 public struct HeraldNotification: Sendable, Hashable {
     /// Who posted: the process, user and group the daemon read from the kernel (`SO_PEERCRED`) when the poster
     /// connected. A sender cannot choose these values.
