@@ -114,16 +114,17 @@ struct Subscription: Sendable {
     }
 
     /// Whether a live post named `name` is this stream's: a live pattern matches it.
+    ///
+    /// The later patterns are matched out of line: with their loop inlined, the reader's routing grew past what the
+    /// optimizer inlines into the read loop, and a one-pattern stream, nearly every stream, paid for the call.
     @inline(__always)
     func matchesLive(_ name: UnsafeRawBufferPointer) -> Bool {
-        guard livePatterns > 0 else { return false }
-        if matcher.matches(name) { return true }
-        var index = 0
-        while index < livePatterns - 1 {
-            if laterMatchers[index].matches(name) { return true }
-            index += 1
-        }
-        return false
+        livePatterns > 0 && (matcher.matches(name) || (livePatterns > 1 && laterPatternMatches(name)))
+    }
+
+    @inline(never)
+    private func laterPatternMatches(_ name: UnsafeRawBufferPointer) -> Bool {
+        laterMatchers[..<(livePatterns - 1)].contains { $0.matches(name) }
     }
 
     /// Whether a retained value replayed for pattern `index` reached the stream already through an earlier pattern.
