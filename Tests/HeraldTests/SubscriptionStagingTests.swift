@@ -120,4 +120,17 @@ import Testing
         #expect(probe.isEmpty)
         #expect(probe.capacity <= NotificationBuffer.spareCapacity)
     }
+
+    @Test func aReadIsStagedForTheOnlySubscriptionWithRoomForAllOfIt() throws {
+        var state = ConnectionState()
+        let (only, _) = try base.makeSubscription(.bufferingOldest(1000))
+        state.subscriptions[1] = only
+        state.reserveStaging(336)
+        #expect(state.subscriptions[1]!.staged.capacity >= 336)
+        // With two subscriptions nobody knows how the read divides: nothing is reserved.
+        let (other, _) = try base.makeSubscription(.bufferingOldest(1000))
+        state.subscriptions[2] = other
+        state.reserveStaging(500)
+        #expect(state.subscriptions[2]!.staged.capacity < 500)
+    }
 }
