@@ -37,6 +37,20 @@ public struct NotifyView: Sendable, Hashable {
     /// (perf annotate, herald-bench fan-out 100: half of the routing loop's own samples).
     @inlinable @inline(__always)
     public init?(frameIn bytes: UnsafeRawBufferPointer, at start: Int) {
+        self.init(frameIn: bytes, at: start, checkingName: Name.isPlainASCIIName)
+    }
+
+    /// Reads the frame that starts at `start` in `bytes` as a `NOTIFY`, as ``init(frameIn:at:)`` does, with the
+    /// name's bytes checked by `checkingName` instead.
+    ///
+    /// For a reader that routes runs of one name: it checks a name once and passes a check that answers at once for
+    /// the same bytes again. `checkingName` must accept only what ``Name/isPlainASCIIName(_:)`` accepts.
+    @inlinable @inline(__always)
+    public init?(
+        frameIn bytes: UnsafeRawBufferPointer,
+        at start: Int,
+        checkingName: (UnsafeRawBufferPointer) -> Bool
+    ) {
         typealias Layout = FrameLayout.Notify
         guard start >= 0, bytes.count - start >= FrameLayout.body else { return nil }
         let length = Int(
@@ -50,9 +64,9 @@ public struct NotifyView: Sendable, Hashable {
         guard end - start >= Layout.name else { return nil }
         let nameStart = start + Layout.name
         let nameEnd = nameStart + Int(bytes[start + Layout.nameLength])
-        guard nameEnd <= end,
-            Name.isPlainASCIIName(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd]))
-        else { return nil }
+        guard nameEnd <= end, checkingName(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd])) else {
+            return nil
+        }
         let fields = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
         self.sequence = UInt64(littleEndian: fields.loadUnaligned(fromByteOffset: Layout.sequence, as: UInt64.self))
         self.time = UInt64(littleEndian: fields.loadUnaligned(fromByteOffset: Layout.time, as: UInt64.self))

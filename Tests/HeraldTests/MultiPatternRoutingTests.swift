@@ -96,3 +96,77 @@ import Testing
         #expect(state.subscriptions.isEmpty)
     }
 }
+
+/// The reader's fast path for a connection's only subscription, frame by frame against what the general path does.
+@Suite struct LiveRunTests {
+    let base = SubscriptionTests()
+
+    func frames(_ specs: [(name: String, subscription: UInt32)]) -> NotificationBytes {
+        var bytes: [UInt8] = []
+        for (index, spec) in specs.enumerated() {
+            Frame.notify(
+                Frame.Notify(
+                    sequence: UInt64(index + 1),
+                    time: 0,
+                    pid: 1,
+                    uid: 2,
+                    gid: 3,
+                    subscription: spec.subscription,
+                    retained: spec.subscription != 0,
+                    name: spec.name,
+                    payload: [UInt8(index)]
+                )
+            ).encode(into: &bytes)
+        }
+        return bytes.withUnsafeBytes { NotificationBytes(copying: $0) }
+    }
+
+    func state(_ pattern: String) throws -> ConnectionState {
+        var (subscription, _) = try base.makeSubscription(.bufferingOldest(100))
+        subscription = Subscription(
+            pattern: try Pattern(pattern),
+            continuation: subscription.continuation,
+            policy: .bufferingOldest(100)
+        )
+        subscription.livePatterns = 1
+        var state = ConnectionState()
+        state.subscriptions[1] = subscription
+        return state
+    }
+
+    @Test func aRunOfLivePostsIsStagedUntilTheFirstFrameItDoesNotRead() throws {
+        // Runs of one name, names that do not match, then a name the in-place reader leaves to the decoder (not
+        // ASCII) and a live post after it, which the general loop routes.
+        let shared = frames([
+            ("a.x", 0), ("a.x", 0), ("b.y", 0), ("b.y", 0), ("a.z", 0), ("a.x", 0), ("a.é", 0), ("a.x", 0),
+        ])
+        var state = try state("a.*")
+        let bytes = UnsafeRawBufferPointer(start: shared.base, count: shared.count)
+        var next = 0
+        let staged = state.stageLiveRun(in: bytes, from: &next) { HeraldNotification($0, in: shared) }
+        #expect(staged)
+        let subscription = state.subscriptions[1]!
+        #expect(subscription.staged.map(\.name) == ["a.x", "a.x", "a.z", "a.x"])
+        #expect(subscription.staged.map(\.sequence) == [1, 2, 5, 6])
+        #expect(subscription.touched)
+        // It stopped at the frame named a.é, the seventh.
+        var start = 0
+        for _ in 0..<6 { start += 4 + Int(bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)) }
+        #expect(next == start)
+    }
+
+    @Test func aRetainedValueOrAnotherSubscriptionLeavesItToTheGeneralLoop() throws {
+        let shared = frames([("a.x", 7), ("a.x", 0)])
+        var state = try state("a.*")
+        let bytes = UnsafeRawBufferPointer(start: shared.base, count: shared.count)
+        var next = 0
+        #expect(!state.stageLiveRun(in: bytes, from: &next) { HeraldNotification($0, in: shared) })
+        #expect(next == 0)
+        var other = state
+        other.subscriptions[2] = other.subscriptions[1]
+        let live = frames([("a.x", 0)])
+        let liveBytes = UnsafeRawBufferPointer(start: live.base, count: live.count)
+        #expect(!other.stageLiveRun(in: liveBytes, from: &next) { HeraldNotification($0, in: live) })
+        #expect(next == 0)
+    }
+}

@@ -54,6 +54,22 @@ struct NotifyViewTests {
         }
     }
 
+    @Test func theNameCheckIsTheCallersWhenGiven() throws {
+        let bytes = Self.notifyFrame(name: "session.lock", payload: [1])
+        var checked: [String] = []
+        let view = bytes.withUnsafeBytes { raw in
+            NotifyView(frameIn: raw, at: 0) { name in
+                checked.append(String(decoding: name, as: UTF8.self))
+                return true
+            }
+        }
+        #expect(checked == ["session.lock"])
+        #expect(view != nil)
+        // A check that refuses leaves the frame to the decoder, as a name the view cannot read does.
+        let refused = bytes.withUnsafeBytes { raw in NotifyView(frameIn: raw, at: 0) { _ in false } }
+        #expect(refused == nil)
+    }
+
     @Test func readsAnEmptyPayload() throws {
         let bytes = Self.notifyFrame(name: "a", payload: [])
         let view = try #require(bytes.withUnsafeBytes { NotifyView(frameIn: $0, at: 0) })
