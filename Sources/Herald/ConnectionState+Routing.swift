@@ -91,6 +91,9 @@ extension ConnectionState {
         var staged: [HeraldNotification] = []
         swap(&staged, &subscriptions.values[index].staged)
         defer { swap(&staged, &subscriptions.values[index].staged) }
+        // Its patterns, copied out once: reading them through the dictionary copied the whole subscription per new
+        // name, a retain and a release of each of its references (perf, herald-bench named: 4.7 % of the samples).
+        let subscription = subscriptions.values[index]
         var lastName = UnsafeRawBufferPointer(start: nil, count: 0)
         var lastMatched = false
         let before = staged.count
@@ -103,7 +106,7 @@ extension ConnectionState {
             guard let notify = view, notify.subscription == 0 else { break }
             if !sameName {
                 lastName = UnsafeRawBufferPointer(rebasing: bytes[notify.name])
-                lastMatched = subscriptions.values[index].matchesLive(lastName)
+                lastMatched = subscription.matchesLive(lastName)
             }
             if lastMatched { staged.append(make(notify)) }
             next = notify.payload.upperBound
