@@ -27,6 +27,20 @@ extension Connection {
                     continuation.resume(returning: .failure(error))
                     return
                 }
+                #if os(Linux)
+                if let group = options.readerGroup {
+                    // A thread of the group reads it from now on; this one only connected, and ends here.
+                    do throws(HeraldError) {
+                        try group.nextLoop().register(connection)
+                    } catch {
+                        connection.fail(error, local: true)
+                        continuation.resume(returning: .failure(error))
+                        return
+                    }
+                    continuation.resume(returning: .success(connection))
+                    return
+                }
+                #endif
                 // Before the caller resumes, so a task it starts at once on the executor runs on this thread.
                 connection.executor.attach(ObjectIdentifier(connection))
                 continuation.resume(returning: .success(connection))

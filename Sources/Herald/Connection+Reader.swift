@@ -2,67 +2,91 @@ import Foundation
 import HeraldPosix
 import HeraldWire
 
+/// What a reader keeps between reads of one connection: the frame scanner and the receive buffer.
+struct ReadState {
+    let scanner: FrameScanner
+    var buffer = ReceiveBuffer()
+
+    init(maxPayload: Int) {
+        scanner = FrameScanner(maxPayload: maxPayload)
+    }
+}
+
 extension Connection {
-    /// The reader thread's loop: wait for input, running meanwhile the jobs of the tasks that prefer this thread
-    /// (``ReaderExecutor``); read whatever is there into bytes that the notifications of the read then share
-    /// (``ReceiveBuffer``), and route them under one lock.
+    /// The reader thread's loop, for a connection with a thread of its own: wait for input, running meanwhile the
+    /// jobs of the tasks that prefer this thread (``ReaderExecutor``); read whatever is there (``readOnce(_:)``).
     func runReader(maxPayload: Int) {
-        let scanner = FrameScanner(maxPayload: maxPayload)
-        var buffer = ReceiveBuffer()
+        var read = ReadState(maxPayload: maxPayload)
         var ending: HeraldError?
         let owner = ObjectIdentifier(self)
         var blockedOutput: Int32?
-        defer { executor.detach(owner) }
         while ending == nil {
-            let count: Int
             do {
                 try executor.runJobsAndWait(for: owner, socket: socket, blockedOutput: &blockedOutput) {
                     writeOutput()
                 }
-                buffer.prepareForRead()
-                // The socket has input (or end of file, or an error), so this returns at once; if it did not after
-                // all, waiting again is right.
-                guard let read = try socket.read(into: buffer.free).value else { continue }
-                count = read
             } catch {
                 ending = Self.readFailure(error)
                 break
             }
-            guard count > 0 else {
-                ending = HeraldError(.disconnected, "heraldd closed the connection")
-                break
-            }
-            buffer.didRead(count)
-            // Where the whole frames end: only their length prefixes are read here.
-            var violation: HeraldError?
-            var whole = 0
-            var frameCount = 0
-            var partial: Int?
-            do throws(WireError) {
-                let bytes = buffer.unrouted
-                while let size = try scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: bytes[whole...])) {
-                    guard whole + size <= bytes.count else {
-                        partial = size
-                        break
-                    }
-                    whole += size
-                    frameCount += 1
-                }
-            } catch {
-                violation = HeraldError(.protocolError, "heraldd broke the wire protocol: \(error)")
-            }
-            if whole > 0 {
-                let (shared, frames) = buffer.take(whole)
-                if let partial { buffer.expect(frameOf: partial) }
-                // Frames before a violation are still delivered: they were valid.
-                ending = dispatch(shared, frames, count: frameCount, maxPayload: maxPayload) ?? violation
-            } else {
-                if let partial { buffer.expect(frameOf: partial) }
-                ending = violation
-            }
-            if let ending, ending.code == .protocolError { options.logger?.error("\(ending)") }
+            // The socket has input (or end of file, or an error), so this returns at once; if it did not after
+            // all, waiting again is right.
+            ending = readOnce(&read)
         }
-        fail(ending!)
+        readerEnded(ending!)
+    }
+
+    /// Reads the socket once without blocking, into bytes that the notifications of the read then share
+    /// (``ReceiveBuffer``), and routes the whole frames under one lock.
+    ///
+    /// - Returns: why the connection ends (end of file, a failed read, an `ERROR`, a broken protocol), or nil while
+    ///   it goes on, also when there was nothing to read after all.
+    func readOnce(_ state: inout ReadState) -> HeraldError? {
+        state.buffer.prepareForRead()
+        let count: Int
+        do {
+            guard let read = try socket.read(into: state.buffer.free).value else { return nil }
+            count = read
+        } catch {
+            return Self.readFailure(error)
+        }
+        guard count > 0 else {
+            return HeraldError(.disconnected, "heraldd closed the connection")
+        }
+        state.buffer.didRead(count)
+        // Where the whole frames end: only their length prefixes are read here.
+        var violation: HeraldError?
+        var whole = 0
+        var frameCount = 0
+        var partial: Int?
+        do throws(WireError) {
+            let bytes = state.buffer.unrouted
+            while let size = try state.scanner.frameSize(atStartOf: UnsafeRawBufferPointer(rebasing: bytes[whole...])) {
+                guard whole + size <= bytes.count else {
+                    partial = size
+                    break
+                }
+                whole += size
+                frameCount += 1
+            }
+        } catch {
+            violation = HeraldError(.protocolError, "heraldd broke the wire protocol: \(error)")
+        }
+        var ending = violation
+        if whole > 0 {
+            let (shared, frames) = state.buffer.take(whole)
+            // Frames before a violation are still delivered: they were valid.
+            ending = dispatch(shared, frames, count: frameCount, maxPayload: Int(welcome.maxPayload)) ?? violation
+        }
+        if let partial { state.buffer.expect(frameOf: partial) }
+        if let ending, ending.code == .protocolError { options.logger?.error("\(ending)") }
+        return ending
+    }
+
+    /// The reader stopped reading this connection for `reason`: it fails, whoever waits for its reader to end
+    /// (``close()``) resumes, and its executor goes back to the global concurrent executor.
+    func readerEnded(_ reason: HeraldError) {
+        fail(reason)
         let waiters = state.withLock { state in
             state.readerEnded = true
             defer { state.readerWaiters = [] }
@@ -71,6 +95,7 @@ extension Connection {
         for waiter in waiters {
             waiter.resume()
         }
+        executor.detach(ObjectIdentifier(self))
     }
 
     /// Decodes and routes whole frames with one lock, then wakes the consumers of the streams that received

@@ -20,6 +20,9 @@ extension Herald {
         /// A last will: what the daemon posts if this connection ends without a goodbye (the process crashed or was
         /// killed), after the will's delay. Registered on connect and on every reconnect.
         public var will: Will?
+        /// The threads that read this connection together with others (``ReaderGroup``); nil, the default, gives the
+        /// connection a reader thread of its own.
+        public var readerGroup: ReaderGroup?
 
         /// Creates options.
         ///
@@ -27,18 +30,23 @@ extension Herald {
         ///   - clientName: the `HELLO` label; defaults to the process name.
         ///   - requestTimeout: the longest wait for an answer; 10 seconds by default.
         ///   - logger: where to log, or nil for silence.
+        ///   - reconnects: whether to reconnect by itself; on by default.
+        ///   - will: the last will, or nil for none.
+        ///   - readerGroup: the threads that read this connection with others, or nil for a thread of its own.
         public init(
             clientName: String = Options.defaultClientName,
             requestTimeout: Duration = .seconds(10),
             logger: Logger? = nil,
             reconnects: Bool = true,
-            will: Will? = nil
+            will: Will? = nil,
+            readerGroup: ReaderGroup? = nil
         ) {
             self.clientName = clientName
             self.requestTimeout = requestTimeout
             self.logger = logger
             self.reconnects = reconnects
             self.will = will
+            self.readerGroup = readerGroup
         }
 
         /// The process name, the default ``clientName``.

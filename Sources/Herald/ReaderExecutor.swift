@@ -41,6 +41,9 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         /// Lets another thread wake the reader; one per Herald, kept from one connection to the next.
         var wakeup: EventFD?
         #endif
+        /// The loop that reads the owner's connection, for a Herald in a ``Herald/ReaderGroup``: jobs and requests
+        /// for output go to it, and the executor's own queue and eventfd are not used.
+        var loop: ReaderLoop?
 
         /// The eventfd's descriptor, for `poll`; nil without one.
         var wakeupDescriptor: Int32? {
@@ -89,28 +92,30 @@ final class ReaderExecutor: TaskExecutor, Sendable {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        let queued = state.withLock { state -> Bool in
-            guard state.owner != nil else { return false }
+        let (queued, loop) = state.withLock { state -> (Bool, ReaderLoop?) in
+            guard state.owner != nil else { return (false, nil) }
+            if let loop = state.loop { return (false, loop) }
             state.jobs.append(unowned)
             state.wakeIfWaiting()
-            return true
+            return (true, nil)
         }
-        if !queued {
-            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
-        }
+        if queued { return }
+        // Outside this executor's lock: the loop takes its own.
+        if let loop, loop.enqueue(unowned, of: self) { return }
+        globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
     }
 
     /// Whether the calling code runs on the reader thread that drives this executor now (for tests).
     var isRunningOnReaderThread: Bool {
-        state.withLock { state in
-            guard let thread = state.thread else { return false }
-            return pthread_equal(thread, pthread_self()) != 0
-        }
+        let (thread, loop) = state.withLock { ($0.thread, $0.loop) }
+        if let loop { return loop.isLoopThread }
+        guard let thread else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
     }
 
     /// Whether connection `owner`'s reader thread drives this executor now, so ``requestOutput(from:)`` can wake it.
     func isDriven(by owner: ObjectIdentifier) -> Bool {
-        state.withLock { $0.owner == owner && $0.wakeupDescriptor != nil }
+        state.withLock { $0.owner == owner && ($0.wakeupDescriptor != nil || $0.loop != nil) }
     }
 
     /// Asks connection `owner`'s reader thread to write the connection's outgoing buffer, before it next waits;
@@ -119,12 +124,16 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     /// - Returns: false when that reader does not drive this executor (reconnecting, or no eventfd): it cannot be
     ///   woken, and the caller writes the buffer itself.
     func requestOutput(from owner: ObjectIdentifier) -> Bool {
-        state.withLock { state in
-            guard state.owner == owner, state.wakeupDescriptor != nil else { return false }
+        let (requested, loop) = state.withLock { state -> (Bool, ReaderLoop?) in
+            guard state.owner == owner else { return (false, nil) }
+            if let loop = state.loop { return (false, loop) }
+            guard state.wakeupDescriptor != nil else { return (false, nil) }
             state.outputRequested = true
             state.wakeIfWaiting()
-            return true
+            return (true, nil)
         }
+        if requested { return true }
+        return loop?.requestOutput(owner) ?? false
     }
 
     // MARK: The reader thread's side
@@ -235,12 +244,31 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         state.withLock { $0.claim(for: owner) }
     }
 
+    /// Connection `owner`, of a Herald in a ``Herald/ReaderGroup``, is read by `loop` from now on: the executor's
+    /// jobs run on the loop's thread, and requests for output go to it. It takes over from a connection that has not
+    /// detached yet (reconnecting), which is ending and reads nothing more.
+    func bind(_ owner: ObjectIdentifier, to loop: ReaderLoop) {
+        let orphans = state.withLock { state -> [UnownedJob] in
+            state.owner = owner
+            state.loop = loop
+            state.thread = nil
+            state.isWaiting = false
+            state.outputRequested = false
+            defer { state.jobs = [] }
+            return state.jobs
+        }
+        for job in orphans where !loop.enqueue(job, of: self) {
+            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+        }
+    }
+
     /// The reader thread of `owner` ends: the jobs still queued, and every later one until another reader takes
     /// over, go to the global concurrent executor.
     func detach(_ owner: ObjectIdentifier) {
         let orphans = state.withLock { state -> [UnownedJob] in
             guard state.owner == owner else { return [] }
             state.owner = nil
+            state.loop = nil
             state.thread = nil
             state.isWaiting = false
             state.outputRequested = false

@@ -29,6 +29,8 @@ struct BenchOptions {
     var consumersOnReaderThread: Bool
     /// Whether a subscriber connection follows its names in one stream or in one stream per name.
     var streamPerName: Bool
+    /// Threads of a `Herald.ReaderGroup` that read every subscriber connection; nil: a reader thread each.
+    var readerThreads: Int?
 
     static let spec = CommandSpec(
         name: "herald-bench",
@@ -121,6 +123,15 @@ struct BenchOptions {
                     """,
                 defaultDescription: "connection"
             ),
+            OptionSpec(
+                long: "reader-threads",
+                valueName: "count",
+                help: """
+                    Read the subscriber connections with a Herald.ReaderGroup of this many threads, as the harness's \
+                    subscriber reads all of them with one epoll loop.
+                    """,
+                defaultDescription: "a reader thread per connection"
+            ),
             OptionSpec(long: "version", help: "Show the version."),
         ]
     )
@@ -152,6 +163,7 @@ struct BenchOptions {
         drainMilliseconds = try arguments.int("drain-ms", range: 1...600_000) ?? 2000
         consumersOnReaderThread = (try arguments.choice("consumers", of: ["reader", "pool"]) ?? "reader") == "reader"
         streamPerName = (try arguments.choice("streams", of: ["connection", "name"]) ?? "connection") == "name"
+        readerThreads = try arguments.int("reader-threads", range: 1...256)
     }
 
     /// The workload `name` as this command line shapes it.

@@ -30,6 +30,8 @@ struct WorkloadRunner {
     /// Whether each name gets a stream (and a consuming task) of its own; otherwise each connection follows its K
     /// names in one stream, as the harness's C subscriber reads each connection in one loop.
     let streamPerName: Bool
+    /// Threads of the `Herald.ReaderGroup` that reads every subscriber connection; nil gives each its own.
+    let readerThreads: Int?
 
     private static let probeKind: UInt16 = 1
 
@@ -38,6 +40,8 @@ struct WorkloadRunner {
         let counters = SharedCounters(consumers: workload.subscribers * streamsPerConnection)
         let names = (0..<workload.names).map(Workload.eventName)
         let options = Herald.Options(clientName: "herald-bench")
+        var subscriberOptions = options
+        subscriberOptions.readerGroup = readerThreads.map { Herald.ReaderGroup(threads: $0) }
         var publishers: [Herald] = []
         var subscribers: [Herald] = []
         var consumers: [(connection: Int, task: Task<StreamTally, Never>)] = []
@@ -54,7 +58,10 @@ struct WorkloadRunner {
             // so each stream is bounded at that: never unbounded, and never the cause of a loss by itself.
             let policy = BufferingPolicy.bufferingOldest(max(4096, workload.window * workload.subscribers))
             for connection in 0..<workload.subscribers {
-                let herald = try await Herald.connect(socketPath: subscriberSocketPath ?? socketPath, options: options)
+                let herald = try await Herald.connect(
+                    socketPath: subscriberSocketPath ?? socketPath,
+                    options: subscriberOptions
+                )
                 subscribers.append(herald)
                 let latency = ConnectionLatency()
                 latencies.append(latency)

@@ -25,7 +25,8 @@ await runMain(BenchOptions.spec, version: "herald-bench 0.1.0", options: BenchOp
                 timeout: options.timeout ?? (workload.duration + 30),
                 drainMilliseconds: options.drainMilliseconds,
                 consumersOnReaderThread: options.consumersOnReaderThread,
-                streamPerName: options.streamPerName
+                streamPerName: options.streamPerName,
+                readerThreads: options.readerThreads
             )
             let result = await runner.run()
             allOK = allOK && result.isOK
