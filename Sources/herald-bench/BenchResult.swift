@@ -3,8 +3,9 @@ import Foundation
 /// One run's outcome, printed as the harness prints it: the same JSON fields in the same order and format as
 /// bench.c, so `summarize.sh` and `compare.sh` read both alike.
 ///
-/// In one process the harness's `pub_cpu_pct` is the publishers' own CPU (their task's thread time while sending)
-/// and `sub_cpu_pct` the rest of the process: the library's reader threads and the consuming tasks.
+/// In one process the harness's `pub_cpu_pct` is the publishers' own CPU (their task's thread time while posting and
+/// while waiting in the window, as bench.c counts its publisher's whole loop) and `sub_cpu_pct` the rest of the
+/// process: the library's reader threads and the consuming tasks.
 struct BenchResult {
     let label: String
     let workload: Workload
