@@ -14,7 +14,6 @@ extension Bridge {
             if let notice = notification.notice {
                 // A new daemon numbers its posts from 1 again.
                 if notice == .reconnected {
-                    exportedSequences.removeAll()
                     // The new daemon has no retained state of ours.
                     await postState()
                 }
@@ -25,8 +24,6 @@ extension Bridge {
             let name = notification.name
             // The daemon's own names stay on their host; presence is published by the bridges alone.
             if name.hasPrefix("herald.") || Self.isPresenceName(name) { continue }
-            // A post matched by two export patterns arrives twice.
-            guard exportedSequences.insert(notification.sequence) else { continue }
             do {
                 chosen.append((notification, name, try mapping.topic(forName: name)))
             } catch {

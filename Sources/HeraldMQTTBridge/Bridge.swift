@@ -58,7 +58,6 @@ public final class Bridge {
     var connected = false
     var backoff = Duration.milliseconds(100)
     var queue: ExportQueue
-    var exportedSequences = RecentSet<UInt64>(capacity: 65_536)
     var importedKeys = RecentSet<String>(capacity: 65_536)
     var maxInflight = 100
     /// The packet identifiers of QoS 1 messages imported from the last read, whose PUBACK waits for heraldd
@@ -122,20 +121,26 @@ public final class Bridge {
     /// Runs until the Herald connection is closed for good.
     public func run() async {
         let continuation = self.continuation
-        for pattern in options.exports {
+        if !options.exports.isEmpty {
+            let exports = options.exports
             let herald = self.herald
             let inbox = self.inbox
             // On the reader thread itself: a notification reaches the inbox with no hand-off, and the loop is woken
-            // once for all that arrive before it runs.
+            // once for all that arrive before it runs. One stream for every export pattern: each post once, in the
+            // order it was posted, whichever patterns it matches; a stream per pattern exported posts matching
+            // different patterns out of their order, and one matching two of them twice.
             Task(executorPreference: herald.taskExecutor) {
                 do {
-                    let notifications = try await herald.notifications(matching: pattern)
-                    continuation.yield(.exporting(pattern))
+                    let notifications = try await herald.notifications(matching: exports)
+                    for pattern in exports { continuation.yield(.exporting(pattern)) }
                     for await notification in notifications where inbox.append(notification) {
                         continuation.yield(.local)
                     }
                 } catch {
-                    continuation.yield(.link(generation: -1, .closed("the subscription to \(pattern) ended: \(error)")))
+                    let patterns = exports.joined(separator: ", ")
+                    continuation.yield(
+                        .link(generation: -1, .closed("the subscription to \(patterns) ended: \(error)"))
+                    )
                 }
             }
         }

@@ -171,6 +171,33 @@ final class Received: Sendable {
     }
 
     @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func postsMatchingDifferentOrOverlappingExportsReachBOnceInTheirOrder() async throws {
+        // a.x matches two of A's exports; a.* and b.* posts come in turn, as fast as one connection posts them.
+        try await withTwoHosts(a: (["a.*", "b.*", "a.x"], []), b: ([], ["a.*", "b.*"])) { a, b in
+            let onA = try await a.connect()
+            let onB = try await b.connect()
+            let seenOnB = Received(try await onB.notifications(matching: ["a.*", "b.*"]))
+            var posted: [String] = []
+            for index in 0..<60 {
+                let name = ["a.x", "b.y", "b.z", "a.w"][index % 4]
+                posted.append(name)
+                try await onA.post(name, userInfo: ["i": .number(Double(index))])
+            }
+            let arrived = try await eventually(timeout: .seconds(20)) { seenOnB.all.count >= posted.count }
+            #expect(arrived, "B got \(seenOnB.all.count) of \(posted.count); bridge A: \(a.bridge.stderr)")
+            // One more, then nothing beyond it: a second copy of an a.x would have come before it.
+            try await onA.post("b.end")
+            let ended = try await eventually(timeout: .seconds(10)) { !seenOnB.named("b.end").isEmpty }
+            #expect(ended)
+            let received = seenOnB.all
+            #expect(received.map(\.name) == posted + ["b.end"])
+            #expect(received.dropLast().map { $0.userInfo?["i"]?.doubleValue } == (0..<60).map { Double($0) })
+            await onA.close()
+            await onB.close()
+        }
+    }
+
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
     func retainedValueSetOnAIsReadOnBAndClearingItClearsIt() async throws {
         try await withTwoHosts(a: (["build.**"], []), b: ([], ["build.**"])) { a, b in
             let onA = try await a.connect()
