@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # compare.sh - heraldd beside Redis and brokerless ZeroMQ, measured by the same C client (shared/bench/peers), plus the whole Swift
-# stack (herald-bench), the socketpair ceiling (uds_limit), the one-hop reference (relay_limit: the least a
+# stack (herald-bench: its subscriber connections read by a Herald.ReaderGroup of one thread per core, as the harness's
+# subscriber reads them all with one epoll loop; also with a reader thread per connection), the socketpair ceiling (uds_limit), the one-hop reference (relay_limit: the least a
 # broker in C can do per post, under the same client) and the idle-connection memory check. Prints a markdown
 # table of medians with the ratios against issue 6's targets.
 #
@@ -199,16 +200,29 @@ for rep in $(seq "$REPS"); do
         fi
         for b in $benches; do
             bin=$SWIFT_BIN
-            [ "$b" = herald-bench-before ] && bin=$BEFORE_BIN
+            group=(--reader-threads "$(nproc)")
+            if [ "$b" = herald-bench-before ]; then
+                bin=$BEFORE_BIN
+                # An earlier herald-bench may predate Herald.ReaderGroup.
+                "$bin/herald-bench" --help | grep -q -- --reader-threads || group=()
+            fi
             measure "$b" "$w" timeout -k 5 $((DURATION + 45)) "$bin/herald-bench" --workload "$w" \
-                --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30))
+                --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30)) \
+                "${group[@]}"
         done
+    done
+    # The subscriber connections each with a reader thread of its own (the library's default), not in a group.
+    for w in fanout-100 named; do
+        [[ " $WORKLOADS " == *" $w "* ]] || continue
+        measure herald-bench-threads "$w" timeout -k 5 $((DURATION + 45)) "$SWIFT_BIN/herald-bench" --workload "$w" \
+            --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30)) \
+            --label herald-bench-threads
     done
     # named with a stream and a for-await per name (1,000 tasks) instead of one per connection following its 10.
     if [[ " $WORKLOADS " == *" named "* ]]; then
         measure herald-bench-per-name named timeout -k 5 $((DURATION + 45)) "$SWIFT_BIN/herald-bench" --workload named \
             --socket "$HERALD_SOCK" --broker-pid "$HERALD_PID" --duration "$DURATION" --timeout $((DURATION + 30)) \
-            --streams name --label herald-bench-per-name
+            --streams name --reader-threads "$(nproc)" --label herald-bench-per-name
     fi
     # The same consumers in plain Tasks on the global pool, for the difference Herald.taskExecutor makes.
     for w in fanout-1 fanout-100; do

@@ -41,6 +41,7 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
     + "\(f("relay_limit"; "latency"; "lat_p50_us") | us) / \(f("relay_limit"; "latency"; "lat_p99_us") | us) | |",
   "| herald-bench, consumers on the global pool (`--consumers pool`): fan-out 1 / fan-out 100 | | | | \(r("herald-bench-pool"; "fanout-1") | rate) / \(r("herald-bench-pool"; "fanout-100") | rate) | | | | | |",
   "| herald-bench named with a stream per name (`--streams name`, 1,000 for-awaits) | | | | \(r("herald-bench-per-name"; "named") | rate) | \(div(r("herald-bench-per-name"; "named"); r("redis"; "named")) | x) | \(zmq["named"] | rate) | | | |",
+  "| herald-bench with a reader thread per connection (no `ReaderGroup`): fan-out 100 / named | | | | \(r("herald-bench-threads"; "fanout-100") | rate) / \(r("herald-bench-threads"; "named") | rate) | | | | | |",
   "| broker CPU % at fan-out 100 | \(f("redis"; "fanout-100"; "broker_cpu_pct") | us) | \(f("herald"; "fanout-100"; "broker_cpu_pct") | us) | | \(f("herald-bench"; "fanout-100"; "broker_cpu_pct") | us) | | | | \(f("relay_limit"; "fanout-100"; "broker_cpu_pct") | us) | |",
   "",
   "### Issue 6's targets",
@@ -95,7 +96,7 @@ def met($c): if $c == null then "?" elif $c then "yes" else "**no**" end;
    else empty end),
   (div(r("herald"; "named"); uds(1; 1)) as $q
    | "| heraldd named by the C client at least 0.9x uds_limit (1 write per message) | \(r("herald"; "named") | rate) vs \(uds(1; 1) | rate) | \($q | x) | \(met(if $q then $q >= 0.9 else null end)) |"),
-  ((runs("herald-bench") + runs("herald-bench-pool") + runs("herald-bench-per-name")) as $h
+  ((runs("herald-bench") + runs("herald-bench-pool") + runs("herald-bench-per-name") + runs("herald-bench-threads")) as $h
    | "| nothing lost: lost 0 and ok true in every herald-bench run | lost \($h | map(.lost // 0) | add), ok \($h | map(select(.ok == true)) | length)/\($h | length) | | \(met(($h | length) > 0 and ($h | all(.ok == true and (.lost // 0) == 0)))) |"),
   "",
   (r("relay_limit"; "fanout-1") as $f1 | r("relay_limit"; "named") as $n
