@@ -14,7 +14,8 @@ struct LaunchedDaemonTests {
 
     @Test func returnsOnceTheReadyLineIsWrittenWithTheSocketPassedAsAnOption() async throws {
         let daemon = try await LaunchedDaemon.start(
-            script(#"echo "stand-in: ready on $2" >&2; exec sleep 30"#),
+            // Longer than the test can take on a loaded machine: the exit status must be the kill's.
+            script(#"echo "stand-in: ready on $2" >&2; exec sleep 600"#),
             socketPath: "/tmp/launched-test-socket"
         )
         #expect(daemon.socketPath == "/tmp/launched-test-socket")
@@ -58,7 +59,7 @@ struct LaunchedDaemonTests {
         // Asked for through `environment`, as a test's own HERALD_SOCKET would come from this process's: changing
         // this process's environment here would race with the other tests starting processes (it crashed one).
         let daemon = try await LaunchedDaemon.start(
-            script(#"echo "stand-in: HERALD_SOCKET=[${HERALD_SOCKET-unset}] ready on $2" >&2; exec sleep 30"#),
+            script(#"echo "stand-in: HERALD_SOCKET=[${HERALD_SOCKET-unset}] ready on $2" >&2; exec sleep 600"#),
             socketPath: "/tmp/launched-test-socket",
             environment: ["HERALD_SOCKET": "/tmp/should-not-be-seen"]
         )
