@@ -92,13 +92,15 @@ import Testing
             let size = 512
             let posted = Count()
             daemon.process.signal(SIGSTOP)
-            let posting = Task {
+            // On the publisher's reader thread, so filling the buffer does not wait for the cooperative pool, which the
+            // whole suite shares (a full run once took 20 s without filling it).
+            let posting = Task(executorPreference: publisher.taskExecutor) {
                 for index in 0..<count {
                     try await publisher.post("pressure", payload: Self.payload(task: 0, index: index, size: size))
                     posted.value.add(1, ordering: .relaxed)
                 }
             }
-            let suspended = try await eventually(timeout: .seconds(20)) {
+            let suspended = try await eventually(timeout: .seconds(50)) {
                 publisher.connection.writer.withLock { !$0.roomWaiters.isEmpty }
             }
             let held = publisher.connection.writer.withLock { $0.pending.count }
