@@ -69,6 +69,19 @@ final class ReaderExecutor: TaskExecutor, Sendable {
             #endif
         }
 
+        /// Makes `owner` the driver (nil: none), reading through `loop` when it is in a ``Herald/ReaderGroup``.
+        ///
+        /// - Returns: the jobs queued for the last driver, which it will not run now.
+        mutating func handOver(to owner: ObjectIdentifier?, through loop: ReaderLoop?) -> [UnownedJob] {
+            self.owner = owner
+            self.loop = loop
+            thread = nil
+            isWaiting = false
+            outputRequested = false
+            defer { jobs = [] }
+            return jobs
+        }
+
         /// Makes connection `owner`'s reader the driver, awake, if no reader drives the executor and one can be
         /// woken.
         mutating func claim(for owner: ObjectIdentifier) {
@@ -248,15 +261,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     /// jobs run on the loop's thread, and requests for output go to it. It takes over from a connection that has not
     /// detached yet (reconnecting), which is ending and reads nothing more.
     func bind(_ owner: ObjectIdentifier, to loop: ReaderLoop) {
-        let orphans = state.withLock { state -> [UnownedJob] in
-            state.owner = owner
-            state.loop = loop
-            state.thread = nil
-            state.isWaiting = false
-            state.outputRequested = false
-            defer { state.jobs = [] }
-            return state.jobs
-        }
+        let orphans = state.withLock { $0.handOver(to: owner, through: loop) }
         for job in orphans where !loop.enqueue(job, of: self) {
             globalConcurrentExecutor.enqueue(ExecutorJob(job))
         }
@@ -267,13 +272,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     func detach(_ owner: ObjectIdentifier) {
         let orphans = state.withLock { state -> [UnownedJob] in
             guard state.owner == owner else { return [] }
-            state.owner = nil
-            state.loop = nil
-            state.thread = nil
-            state.isWaiting = false
-            state.outputRequested = false
-            defer { state.jobs = [] }
-            return state.jobs
+            return state.handOver(to: nil, through: nil)
         }
         for job in orphans {
             globalConcurrentExecutor.enqueue(ExecutorJob(job))
