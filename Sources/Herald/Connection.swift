@@ -115,7 +115,8 @@ final class Connection: Sendable {
     /// for the `ACK` of each of its patterns.
     ///
     /// The patterns' `SUBSCRIBE`s are written one after the other, in order: the daemon processes them in that order,
-    /// which is what lets the reader route each post to the stream once (``Subscription/earlierPatternMatches(_:before:)``).
+    /// which is what lets the reader route each post to the stream once
+    /// (``Subscription/earlierPatternMatches(_:before:)``).
     ///
     /// - Throws: `.timedOut`, `.cancelled` (the subscription is then withdrawn), or why the connection ended. On
     ///   failure the subscription is no longer this connection's, unless the connection itself ended and handed it

@@ -12,10 +12,10 @@ import Synchronization
 /// }
 /// ```
 ///
-/// One `Herald` is one socket at a time, read by one background thread (or a ``ReaderGroup``'s). Every method may be called from any task.
-/// When the daemon goes away, the Herald reconnects by itself (``Options/reconnects``) and re-subscribes every live
-/// subscription, telling each stream with a `herald.reconnected` notice. It ends with ``close()``, or when the last
-/// reference to this object (or to a stream made from it) is released.
+/// One `Herald` is one socket at a time, read by one background thread (or a ``ReaderGroup``'s). Every method may be
+/// called from any task. When the daemon goes away, the Herald reconnects by itself (``Options/reconnects``) and
+/// re-subscribes every live subscription, telling each stream with a `herald.reconnected` notice. It ends with
+/// ``close()``, or when the last reference to this object (or to a stream made from it) is released.
 public final class Herald: Sendable {
     private let current: Mutex<Connection>
     /// The task reconnecting after a loss, if one is running; cancelled by `close()` and on release.

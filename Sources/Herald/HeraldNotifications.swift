@@ -1,12 +1,12 @@
 /// The notifications of one subscription, from `Herald.notifications(matching:)`, of one pattern or several.
 ///
 /// Retained values matching the pattern come first, flagged ``HeraldNotification/isRetained``, then live posts in
-/// sequence order with no gap between them; with several patterns, pattern by pattern, and each post once. Lost notifications are reported in the stream by a `herald.dropped`
-/// notice (``HeraldNotification/notice``). The sequence ends when the connection ends; ``Herald/disconnectReason``
-/// says why.
+/// sequence order with no gap between them; with several patterns, pattern by pattern, and each post once. Lost
+/// notifications are reported in the stream by a `herald.dropped` notice (``HeraldNotification/notice``). The
+/// sequence ends when the connection ends; ``Herald/disconnectReason`` says why.
 ///
-/// The subscription is withdrawn (an `UNSUBSCRIBE` per pattern) when the consuming task is cancelled, or when this value and every
-/// iterator made from it are gone. While it lives, it keeps its ``Herald`` open.
+/// The subscription is withdrawn (an `UNSUBSCRIBE` per pattern) when the consuming task is cancelled, or when this
+/// value and every iterator made from it are gone. While it lives, it keeps its ``Herald`` open.
 ///
 /// It is a single-consumer sequence, like the `AsyncStream` it wraps: iterate it from one task.
 public struct HeraldNotifications: AsyncSequence, Sendable {

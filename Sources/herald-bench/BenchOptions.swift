@@ -40,8 +40,9 @@ struct BenchOptions {
             connections posting with post(_:payload:), M subscriber connections, each following its K names in one \
             notifications(matching:) stream (or, with --streams name, one stream per name), each stream consumed by \
             its own `for await` (on the connection's reader thread through Herald.taskExecutor, or with --consumers \
-            pool in a plain Task). Prints one JSON line per workload with the harness's fields. Needs a running heraldd. --micro measures the frame codec and the pattern matcher \
-            instead, without a daemon, and prints a table.
+            pool in a plain Task). Prints one JSON line per workload with the harness's fields. Needs a running \
+            heraldd. --micro measures the frame codec and the pattern matcher instead, without a daemon, and prints a \
+            table.
             """,
         options: [
             OptionSpec(
