@@ -114,21 +114,28 @@ struct Subscription: Sendable {
     }
 
     /// Whether a live post named `name` is this stream's: a live pattern matches it.
+    @inline(__always)
+    func matchesLive(_ name: UnsafeRawBufferPointer) -> Bool {
+        oneOfFirst(livePatterns, matches: name)
+    }
+
+    /// Whether one of the first `count` patterns matches `name`.
     ///
     /// The later patterns are matched out of line: with their loop inlined, the reader's routing grew past what the
     /// optimizer inlines into the read loop, and a one-pattern stream, nearly every stream, paid for the call.
     @inline(__always)
-    func matchesLive(_ name: UnsafeRawBufferPointer) -> Bool {
-        livePatterns > 0 && (matcher.matches(name) || (livePatterns > 1 && laterPatternMatches(name)))
+    private func oneOfFirst(_ count: Int, matches name: UnsafeRawBufferPointer) -> Bool {
+        count > 0 && (matcher.matches(name) || (count > 1 && oneOfLater(count - 1, matches: name)))
     }
 
-    /// Each matcher used where it lies in the array: `contains` on a slice copied each one into its closure, and so
-    /// did one read through the array's buffer pointer, a retain and a release of its arrays per pattern per post
-    /// (perf, herald-bench named, a stream of 10 names: 6.7 % of the samples).
+    /// Whether one of the first `count` later patterns matches `name`, each matcher used where it lies in the array:
+    /// `contains` on a slice copied each one into its closure, and so did one read through the array's buffer pointer,
+    /// a retain and a release of its arrays per pattern per post (perf, herald-bench named, a stream of 10 names:
+    /// 6.7 % of the samples).
     @inline(never)
-    private func laterPatternMatches(_ name: UnsafeRawBufferPointer) -> Bool {
+    private func oneOfLater(_ count: Int, matches name: UnsafeRawBufferPointer) -> Bool {
         var index = 0
-        while index < livePatterns - 1 {
+        while index < count {
             if laterMatchers[index].matches(name) { return true }
             index += 1
         }
@@ -142,9 +149,7 @@ struct Subscription: Sendable {
     /// through the earlier pattern, which was live by then. Either way the stream has it (or a notice for its loss),
     /// so the replayed copy is skipped: a name matching several patterns reaches the stream once.
     func earlierPatternMatches(_ name: UnsafeRawBufferPointer, before index: Int) -> Bool {
-        guard index > 0 else { return false }
-        if matcher.matches(name) { return true }
-        return laterMatchers[..<(index - 1)].contains { $0.matches(name) }
+        oneOfFirst(index, matches: name)
     }
 
     /// Delivers `notification`, first reporting earlier losses if there are any.
