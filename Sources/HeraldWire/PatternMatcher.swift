@@ -9,9 +9,8 @@ public struct PatternMatcher: Sendable {
         case any
     }
 
-    /// Whether the pattern has no wildcard: it matches the one name ``exact`` holds.
-    @usableFromInline let isExact: Bool
-    /// The pattern's bytes when it has no wildcard; empty otherwise.
+    /// The pattern's bytes when it has no wildcard, so that it matches the one name they spell; empty otherwise (a
+    /// pattern is never empty).
     @usableFromInline let exact: [UInt8]
     private let segments: [Segment]
     private let matchesTrailingSegments: Bool
@@ -24,7 +23,6 @@ public struct PatternMatcher: Sendable {
     /// Prepares a pattern from its parts, which `Pattern` has just parsed.
     init(text: String, segments: [Pattern.Segment], matchesTrailingSegments: Bool) {
         let isExact = !matchesTrailingSegments && !segments.contains(.any)
-        self.isExact = isExact
         self.exact = isExact ? Array(text.utf8) : []
         self.segments = segments.map { segment in
             switch segment {
@@ -43,7 +41,7 @@ public struct PatternMatcher: Sendable {
     /// herald-bench named, a stream of 10 names: 7 % of the samples).
     @inlinable
     public func matches(_ name: UnsafeRawBufferPointer) -> Bool {
-        if isExact {
+        if !exact.isEmpty {
             return exact.count == name.count && exact.withUnsafeBytes { own in Bytes.equal(own, name) }
         }
         return matchesSegments(name)
