@@ -95,24 +95,6 @@ struct Subscription: Sendable {
         self.consumed = consumed
     }
 
-    init(
-        pattern: Pattern,
-        continuation: NotificationBuffer,
-        policy: BufferingPolicy,
-        overflow: OverflowPolicy = .dropOldest,
-        isMonitor: Bool = false,
-        consumed: ConsumptionCounter = ConsumptionCounter()
-    ) {
-        self.init(
-            patterns: [pattern],
-            continuation: continuation,
-            policy: policy,
-            overflow: overflow,
-            isMonitor: isMonitor,
-            consumed: consumed
-        )
-    }
-
     /// Whether a live post named `name` is this stream's: a live pattern matches it.
     @inline(__always)
     func matchesLive(_ name: UnsafeRawBufferPointer) -> Bool {

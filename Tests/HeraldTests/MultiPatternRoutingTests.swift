@@ -124,7 +124,7 @@ import Testing
     func state(_ pattern: String) throws -> ConnectionState {
         var (subscription, _) = try base.makeSubscription(.bufferingOldest(100))
         subscription = Subscription(
-            pattern: try Pattern(pattern),
+            patterns: [try Pattern(pattern)],
             continuation: subscription.continuation,
             policy: .bufferingOldest(100)
         )

@@ -20,7 +20,7 @@ import Testing
 
     func makeSubscription(_ policy: BufferingPolicy) throws -> (Subscription, Reader) {
         let buffer = NotificationBuffer(policy: policy)
-        var subscription = Subscription(pattern: try Pattern("**"), continuation: buffer, policy: policy)
+        var subscription = Subscription(patterns: [try Pattern("**")], continuation: buffer, policy: policy)
         subscription.livePatterns = 1
         return (subscription, Reader(buffer: buffer))
     }
