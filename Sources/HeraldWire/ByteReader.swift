@@ -70,4 +70,13 @@ struct ByteReader {
             throw WireError(.malformedFrame, "\(frameType) body has \(remaining) bytes after its last field")
         }
     }
+
+    /// An origin (wire.md, `POST`, version 2): `host` (not empty) and `daemon` as UTF-8 `str8`, then `sequence`.
+    mutating func origin() throws(WireError) -> Frame.Origin {
+        let host = try text8("origin host")
+        let daemon = try text8("origin daemon")
+        let sequence = try u64("origin sequence")
+        guard !host.isEmpty else { throw WireError(.malformedFrame, "an origin's host must not be empty") }
+        return Frame.Origin(host: host, daemon: daemon, sequence: sequence)
+    }
 }

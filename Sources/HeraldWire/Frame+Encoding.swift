@@ -7,7 +7,7 @@ extension Frame {
     private var bodySize: Int {
         switch self {
         case .hello(let hello): 4 + 1 + hello.client.utf8.count
-        case .post(let post): 4 + 1 + post.name.utf8.count + post.payload.count
+        case .post(let post): 4 + 1 + post.name.utf8.count + (post.origin?.encodedSize ?? 0) + post.payload.count
         case .subscribe(let subscribe): 4 + 1 + subscribe.pattern.text.utf8.count
         case .unsubscribe, .ping, .status: 4
         case .get(let get): 4 + 1 + get.name.utf8.count
@@ -16,7 +16,9 @@ extension Frame {
         case .monitor, .names: 4
         case .plugin(let plugin): 4 + 1 + 1 + plugin.name.utf8.count
         case .welcome(let welcome): 12 + 1 + welcome.server.utf8.count
-        case .notify(let notify): Frame.Notify.fixedBodySize + notify.name.utf8.count + notify.payload.count
+        case .notify(let notify):
+            Frame.Notify.fixedBodySize + notify.name.utf8.count + (notify.origin?.encodedSize ?? 0)
+                + notify.payload.count
         case .ack: 12
         case .dropped: 24
         case .error(let error): 6 + Frame.truncatedReason(error.reason).utf8.count
@@ -27,8 +29,13 @@ extension Frame {
 
     private var flags: UInt8 {
         switch self {
-        case .post(let post): post.retain ? FrameFlags.retain : 0
-        case .notify(let notify): notify.retained ? FrameFlags.retained : 0
+        case .post(let post):
+            (post.retain ? FrameFlags.retain : 0) | (post.origin != nil ? FrameFlags.postOrigin : 0)
+                | (post.quiet ? FrameFlags.quiet : 0)
+        case .notify(let notify):
+            (notify.retained ? FrameFlags.retained : 0) | (notify.retain ? FrameFlags.notifyRetain : 0)
+                | (notify.origin != nil ? FrameFlags.notifyOrigin : 0)
+        case .error(let error): error.isRefusal ? FrameFlags.refusal : 0
         case .subscribe(let subscribe): subscribe.overflow.rawValue
         case .will(let will): will.retain ? FrameFlags.retain : 0
         case .namesReport(let report): report.more ? FrameFlags.more : 0
@@ -57,6 +64,7 @@ extension Frame {
         case .post(let post):
             writer.u32(post.request)
             writer.str8(post.name)
+            if let origin = post.origin { writer.origin(origin) }
             writer.bytes(post.payload)
         case .subscribe(let subscribe):
             writer.u32(subscribe.subscription)
@@ -102,6 +110,7 @@ extension Frame {
             writer.u32(notify.subscription)
             assert(writer.offset == FrameLayout.Notify.nameLength)
             writer.str8(notify.name)
+            if let origin = notify.origin { writer.origin(origin) }
             writer.bytes(notify.payload)
         case .ack(let ack):
             writer.u32(ack.request)
@@ -156,6 +165,14 @@ extension Frame {
             end = reason.index(after: end)
         }
         return reason[..<end]
+    }
+}
+
+extension ByteWriter {
+    mutating func origin(_ origin: Frame.Origin) {
+        str8(origin.host)
+        str8(origin.daemon)
+        u64(origin.sequence)
     }
 }
 

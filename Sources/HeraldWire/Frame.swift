@@ -83,6 +83,26 @@ extension Frame {
         }
     }
 
+    /// Where a relayed post was first made (wire.md, `POST`, version 2): carried by `POST` with `ORIGIN` and by
+    /// every `NOTIFY` of that post.
+    public struct Origin: Hashable, Sendable {
+        /// The host the post was first made on, 1 to 255 bytes of UTF-8.
+        public var host: String
+        /// The daemon there that numbered it, 0 to 255 bytes of UTF-8.
+        public var daemon: String
+        /// Its sequence number there; 0 when unknown.
+        public var sequence: UInt64
+
+        public init(host: String, daemon: String = "", sequence: UInt64 = 0) {
+            self.host = host
+            self.daemon = daemon
+            self.sequence = sequence
+        }
+
+        /// The bytes the origin takes in a frame: two `str8` and a `u64`.
+        public var encodedSize: Int { 1 + host.utf8.count + 1 + daemon.utf8.count + 8 }
+    }
+
     /// `POST`: publish `payload` to `name`.
     public struct Post: Hashable, Sendable {
         /// 0 for no reply; otherwise the daemon answers `ACK` with this value.
@@ -91,12 +111,25 @@ extension Frame {
         public var payload: [UInt8]
         /// Also store the payload as the name's retained value (an empty payload clears it).
         public var retain: Bool
+        /// Version 2: answer only a refusal, not an acceptance, of a post with a `request`.
+        public var quiet: Bool
+        /// Version 2: where the post was first made, for a relayed post.
+        public var origin: Origin?
 
-        public init(request: UInt32 = 0, name: String, payload: [UInt8], retain: Bool = false) {
+        public init(
+            request: UInt32 = 0,
+            name: String,
+            payload: [UInt8],
+            retain: Bool = false,
+            quiet: Bool = false,
+            origin: Origin? = nil
+        ) {
             self.request = request
             self.name = name
             self.payload = payload
             self.retain = retain
+            self.quiet = quiet
+            self.origin = origin
         }
     }
 
@@ -273,7 +306,11 @@ extension Frame {
         public var subscription: UInt32
         /// Whether this is a replayed retained value.
         public var retained: Bool
+        /// Version 2: this live post also set (or, empty, cleared) the name's retained value.
+        public var retain: Bool
         public var name: String
+        /// Version 2: where the post was first made, when its `POST` said.
+        public var origin: Origin?
         public var payload: [UInt8]
 
         public init(
@@ -284,7 +321,9 @@ extension Frame {
             gid: UInt32,
             subscription: UInt32 = 0,
             retained: Bool = false,
+            retain: Bool = false,
             name: String,
+            origin: Origin? = nil,
             payload: [UInt8]
         ) {
             self.sequence = sequence
@@ -294,8 +333,19 @@ extension Frame {
             self.gid = gid
             self.subscription = subscription
             self.retained = retained
+            self.retain = retain
             self.name = name
+            self.origin = origin
             self.payload = payload
+        }
+
+        /// This notification as a connection of `version` receives it: version 1 has neither `RETAIN` nor an origin.
+        public func forVersion(_ version: UInt16) -> Notify {
+            guard version < ProtocolVersion.refusals, retain || origin != nil else { return self }
+            var plain = self
+            plain.retain = false
+            plain.origin = nil
+            return plain
         }
     }
 
@@ -387,8 +437,18 @@ public enum OverflowPolicy: UInt8, Hashable, Sendable, Comparable, CaseIterable,
 public enum FrameFlags {
     /// `POST`: also store the payload as the retained value.
     public static let retain: UInt8 = 0x01
+    /// `POST`, version 2: an origin follows the name.
+    public static let postOrigin: UInt8 = 0x02
+    /// `POST`, version 2: no `ACK`, only a refusal answers the `request`.
+    public static let quiet: UInt8 = 0x04
     /// `NOTIFY`: a replayed retained value.
     public static let retained: UInt8 = 0x01
+    /// `NOTIFY`, version 2: the live post also set or cleared the retained value.
+    public static let notifyRetain: UInt8 = 0x02
+    /// `NOTIFY`, version 2: an origin follows the name.
+    public static let notifyOrigin: UInt8 = 0x04
+    /// `ERROR`, version 2: a refusal; the connection goes on.
+    public static let refusal: UInt8 = 0x01
     /// `SUBSCRIBE`: the two bits of the overflow policy.
     public static let overflowMask: UInt8 = 0x03
     /// `NAMES_REPORT`: more frames follow.

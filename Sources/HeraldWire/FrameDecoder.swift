@@ -3,8 +3,9 @@
 /// It checks everything wire.md lets a receiver check without state: the length prefix against the
 /// frame limit (as soon as the 4-byte prefix is in, without buffering the body), the type against the
 /// receiver's direction, flags, every field's bounds, UTF-8, names and patterns, and payload size.
-/// After it throws, the stream is unusable and the peer should be disconnected; further calls to
-/// `next()` throw the same error.
+/// After it throws a fatal error, the stream is unusable and the peer should be disconnected; further calls to
+/// `next()` throw the same error. From ``version`` 2 on, a refusal (``WireError/Code/isRefusal``) is thrown for its
+/// frame alone, which has been consumed, and the next call goes on with the next frame.
 public struct FrameDecoder: Sendable {
     /// Which side is decoding, and so which frame types are acceptable.
     public enum Role: Sendable {
@@ -21,6 +22,9 @@ public struct FrameDecoder: Sendable {
     public var maxFrameLength: Int { scanner.maxFrameLength }
     /// The length prefix check, shared with readers that decode in place.
     public let scanner: FrameScanner
+    /// The protocol version of the connection, once `HELLO` has been answered: it decides which flags are defined
+    /// and whether a refusal ends the stream. 1 until then.
+    public var version: UInt16 = 1
 
     @usableFromInline var buffer: [UInt8] = []
     @usableFromInline var start = 0
@@ -58,7 +62,9 @@ public struct FrameDecoder: Sendable {
         do {
             return try decodeNext()
         } catch {
-            failure = error
+            // A refusal's frame was read whole, so the stream goes on in version 2 (wire.md, "Refusals and fatal
+            // errors").
+            if !(version >= ProtocolVersion.refusals && error.code.isRefusal) { failure = error }
             throw error
         }
     }
@@ -98,7 +104,8 @@ public struct FrameDecoder: Sendable {
                     flags: frameBytes[1],
                     body: UnsafeRawBufferPointer(rebasing: frameBytes[2...]),
                     role: role,
-                    maxPayload: maxPayload
+                    maxPayload: maxPayload,
+                    version: version
                 )
             }
         }
@@ -127,10 +134,18 @@ public struct FrameDecoder: Sendable {
         flags: UInt8,
         body: UnsafeRawBufferPointer,
         role: Role,
-        maxPayload: Int
+        maxPayload: Int,
+        version: UInt16 = 1
     ) throws(WireError) -> Frame {
         do {
-            return try decodeFields(typeByte: typeByte, flags: flags, body: body, role: role, maxPayload: maxPayload)
+            return try decodeFields(
+                typeByte: typeByte,
+                flags: flags,
+                body: body,
+                role: role,
+                maxPayload: maxPayload,
+                version: version
+            )
         } catch {
             // One rule for every code, applied here rather than at each throw, so no check can forget it.
             guard role == .daemon, let type = FrameType(rawValue: typeByte), type.hasRequestField, body.count >= 4
@@ -146,7 +161,8 @@ public struct FrameDecoder: Sendable {
         flags: UInt8,
         body: UnsafeRawBufferPointer,
         role: Role,
-        maxPayload: Int
+        maxPayload: Int,
+        version: UInt16
     ) throws(WireError) -> Frame {
         guard let type = FrameType(rawValue: typeByte), type.isClientFrame == (role == .daemon) else {
             let hex = String(typeByte, radix: 16)
@@ -155,12 +171,16 @@ public struct FrameDecoder: Sendable {
                 "frame type 0x\(hex.count == 1 ? "0" + hex : hex) is not one this side accepts"
             )
         }
+        let two = version >= ProtocolVersion.refusals
         let allowedFlags: UInt8 =
             switch type {
-            case .post, .will: FrameFlags.retain
-            case .notify: FrameFlags.retained
+            case .post: two ? FrameFlags.retain | FrameFlags.postOrigin | FrameFlags.quiet : FrameFlags.retain
+            case .will: FrameFlags.retain
+            case .notify:
+                two ? FrameFlags.retained | FrameFlags.notifyRetain | FrameFlags.notifyOrigin : FrameFlags.retained
             case .subscribe: FrameFlags.overflowMask
             case .namesReport: FrameFlags.more
+            case .error: two ? FrameFlags.refusal : 0
             default: 0
             }
         guard flags & ~allowedFlags == 0 else {
@@ -183,7 +203,9 @@ public struct FrameDecoder: Sendable {
             return .hello(Frame.Hello(minVersion: minVersion, maxVersion: maxVersion, client: client))
         case .post:
             let request = try reader.u32("request")
-            let name = try Name.decode(try reader.str8("name"), request: request)
+            let rawName = try reader.str8("name")
+            let origin = flags & FrameFlags.postOrigin != 0 ? try reader.origin() : nil
+            let name = try Name.decode(rawName, request: request)
             let payload = reader.rest()
             guard payload.count <= maxPayload else {
                 throw WireError(
@@ -192,7 +214,16 @@ public struct FrameDecoder: Sendable {
                     request: request
                 )
             }
-            return .post(Frame.Post(request: request, name: name, payload: Self.array(payload), retain: flags != 0))
+            return .post(
+                Frame.Post(
+                    request: request,
+                    name: name,
+                    payload: Self.array(payload),
+                    retain: flags & FrameFlags.retain != 0,
+                    quiet: flags & FrameFlags.quiet != 0,
+                    origin: origin
+                )
+            )
         case .subscribe:
             let subscription = try reader.u32("subscription")
             let raw = try reader.str8("pattern")
@@ -317,6 +348,7 @@ public struct FrameDecoder: Sendable {
             let subscription = try reader.u32("subscription")
             assert(reader.offset == FrameLayout.Notify.nameLength - FrameLayout.body)
             let name = try Name.decode(try reader.str8("name"))
+            let origin = flags & FrameFlags.notifyOrigin != 0 ? try reader.origin() : nil
             return .notify(
                 Frame.Notify(
                     sequence: sequence,
@@ -325,8 +357,10 @@ public struct FrameDecoder: Sendable {
                     uid: uid,
                     gid: gid,
                     subscription: subscription,
-                    retained: flags != 0,
+                    retained: flags & FrameFlags.retained != 0,
+                    retain: flags & FrameFlags.notifyRetain != 0,
                     name: name,
+                    origin: origin,
                     payload: Self.array(reader.rest())
                 )
             )
@@ -349,7 +383,9 @@ public struct FrameDecoder: Sendable {
             guard raw.count <= Limits.maxReasonBytes, let reason = String(validating: raw, as: UTF8.self) else {
                 throw WireError(.malformedFrame, "ERROR reason must be UTF-8 of at most \(Limits.maxReasonBytes) bytes")
             }
-            return .error(WireError(WireError.Code(rawValue: code), reason, request: request))
+            return .error(
+                WireError(WireError.Code(rawValue: code), reason, request: request, isRefusal: flags != 0)
+            )
         case .statusReport:
             let report = Frame.StatusReport(
                 request: try reader.u32("request"),
@@ -398,9 +434,11 @@ extension Frame {
     public static func decode(
         _ bytes: some Collection<UInt8>,
         role: FrameDecoder.Role,
-        maxPayload: Int = Limits.defaultMaxPayload
+        maxPayload: Int = Limits.defaultMaxPayload,
+        version: UInt16 = 1
     ) throws(WireError) -> Frame {
         var decoder = FrameDecoder(role: role, maxPayload: maxPayload)
+        decoder.version = version
         decoder.append(contentsOf: bytes)
         guard let frame = try decoder.next() else {
             throw WireError(.malformedFrame, "truncated frame: \(bytes.count) bytes")

@@ -45,8 +45,11 @@ public enum Limits {
 
 /// Protocol versions this implementation speaks.
 public enum ProtocolVersion {
-    /// The version Protocols/wire.md describes.
-    public static let current: UInt16 = 1
+    /// The newest version Protocols/wire.md describes.
+    public static let current: UInt16 = 2
     /// Every version spoken, lowest first.
-    public static let supported: ClosedRange<UInt16> = 1...1
+    public static let supported: ClosedRange<UInt16> = 1...2
+    /// The first version in which a refused request is answered and the connection goes on (wire.md, "Refusals
+    /// and fatal errors"), `POST` may be `QUIET` and carry an origin, and `NOTIFY` says `RETAIN` and the origin.
+    public static let refusals: UInt16 = 2
 }

@@ -6,6 +6,8 @@ public struct PostView {
     public let request: UInt32
     /// Also store the payload as the name's retained value.
     public let retain: Bool
+    /// Version 2's `QUIET`: no `ACK` for an accepted post with a `request`.
+    public let quiet: Bool
     /// The name's bytes: a valid name of printable ASCII (others take the `Frame` path).
     public let name: UnsafeRawBufferPointer
     public let payload: UnsafeRawBufferPointer
@@ -16,7 +18,8 @@ public struct PostView {
             request: request,
             name: String(decoding: name, as: UTF8.self),
             payload: [UInt8](payload),
-            retain: retain
+            retain: retain,
+            quiet: quiet
         )
     }
 
@@ -52,7 +55,7 @@ extension FrameDecoder {
         var handled = false
         buffer.withUnsafeBytes { raw in
             let frame = UnsafeRawBufferPointer(rebasing: raw[start + 4..<start + 4 + length])
-            guard let view = Self.postView(frame, role: role, maxPayload: maxPayload) else { return }
+            guard let view = Self.postView(frame, role: role, maxPayload: maxPayload, version: version) else { return }
             result = body(.post(view))
             handled = true
         }
@@ -74,9 +77,10 @@ extension FrameDecoder {
         _ frame: UnsafeRawBufferPointer,
         role: Role,
         maxPayload: Int,
+        version: UInt16 = 1,
         _ body: (Next) -> R
     ) throws(WireError) -> R {
-        body(try self.frame(frame, role: role, maxPayload: maxPayload))
+        body(try self.frame(frame, role: role, maxPayload: maxPayload, version: version))
     }
 
     /// The whole frame `frame` (its length prefix included, as ``FrameScanner`` measured it): a `POST` with a plain
@@ -87,9 +91,14 @@ extension FrameDecoder {
     ///
     /// - Throws: `WireError` as `next()` would for the same frame.
     @inlinable
-    public static func frame(_ frame: UnsafeRawBufferPointer, role: Role, maxPayload: Int) throws(WireError) -> Next {
+    public static func frame(
+        _ frame: UnsafeRawBufferPointer,
+        role: Role,
+        maxPayload: Int,
+        version: UInt16 = 1
+    ) throws(WireError) -> Next {
         let content = UnsafeRawBufferPointer(rebasing: frame[4...])
-        if let view = postView(content, role: role, maxPayload: maxPayload) {
+        if let view = postView(content, role: role, maxPayload: maxPayload, version: version) {
             return .post(view)
         }
         let decoded = try decodeBody(
@@ -97,7 +106,8 @@ extension FrameDecoder {
             flags: content[1],
             body: UnsafeRawBufferPointer(rebasing: content[2...]),
             role: role,
-            maxPayload: maxPayload
+            maxPayload: maxPayload,
+            version: version
         )
         return .frame(decoded)
     }
@@ -106,9 +116,16 @@ extension FrameDecoder {
     /// a plain ASCII name, a payload within the limit. Anything else is nil and goes through `decodeBody`,
     /// which also words the error.
     @usableFromInline
-    static func postView(_ frameBytes: UnsafeRawBufferPointer, role: Role, maxPayload: Int) -> PostView? {
+    static func postView(
+        _ frameBytes: UnsafeRawBufferPointer,
+        role: Role,
+        maxPayload: Int,
+        version: UInt16 = 1
+    ) -> PostView? {
+        // Version 2's QUIET is read in place too (the library sets it on every post); an ORIGIN is decoded.
+        let plainFlags = version >= ProtocolVersion.refusals ? FrameFlags.retain | FrameFlags.quiet : FrameFlags.retain
         guard role == .daemon, frameBytes.count >= 2 + 5, frameBytes[0] == FrameType.post.rawValue,
-            frameBytes[1] & ~FrameFlags.retain == 0
+            frameBytes[1] & ~plainFlags == 0
         else { return nil }
         let nameCount = Int(frameBytes[6])
         let payloadStart = 7 + nameCount
@@ -117,7 +134,8 @@ extension FrameDecoder {
         guard Name.isPlainASCIIName(name) else { return nil }
         return PostView(
             request: UInt32(littleEndian: frameBytes.loadUnaligned(fromByteOffset: 2, as: UInt32.self)),
-            retain: frameBytes[1] != 0,
+            retain: frameBytes[1] & FrameFlags.retain != 0,
+            quiet: frameBytes[1] & FrameFlags.quiet != 0,
             name: name,
             payload: UnsafeRawBufferPointer(rebasing: frameBytes[payloadStart...])
         )

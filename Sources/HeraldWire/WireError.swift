@@ -38,6 +38,23 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let helloTimeout = Code(rawValue: 25)
         public static let unknownPlugin = Code(rawValue: 26)
 
+        /// Whether, in version 2, an `ERROR` with this code answering a request is a refusal that leaves the
+        /// connection as it was, rather than final (wire.md, "Refusals and fatal errors").
+        ///
+        /// `PERMISSION_DENIED` is a refusal when it answers a request; on accept it answers none and is final.
+        public var isRefusal: Bool {
+            switch self {
+            case .invalidName, .invalidPattern, .payloadTooLarge, .reservedName, .tooManySubscriptions,
+                .duplicateSubscription, .unknownSubscription, .patternTooComplex, .tooManyRetained,
+                .tooManyRetainedBytes, .tooManyWills, .tooManyNames, .permissionDenied, .unknownPlugin:
+                true
+            default: false
+            }
+        }
+
+        /// Every code wire.md defines, in its numbering.
+        public static let all: [Code] = (1...26).map { Code(rawValue: $0) }
+
         /// The code's name as wire.md spells it, e.g. `INVALID_NAME`.
         public var description: String {
             switch self {
@@ -78,12 +95,15 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     public var reason: String
     /// The request or subscription the error answers, or 0 when it is not tied to one.
     public var request: UInt32
+    /// Version 2: this `ERROR` is a refusal (its `REFUSAL` flag): it answers one request and the connection goes on.
+    public var isRefusal: Bool
 
     /// Creates an error.
-    public init(_ code: Code, _ reason: String, request: UInt32 = 0) {
+    public init(_ code: Code, _ reason: String, request: UInt32 = 0, isRefusal: Bool = false) {
         self.code = code
         self.reason = reason
         self.request = request
+        self.isRefusal = isRefusal
     }
 
     public var description: String {

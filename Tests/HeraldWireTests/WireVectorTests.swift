@@ -83,10 +83,89 @@ struct WireVectorTests {
         ),
     ]
 
+    /// The vectors of wire.md's "Version 2 vectors": decoded by a decoder of version 2.
+    static let version2: [String: Frame] = [
+        "hello-v2": .hello(.init(minVersion: 1, maxVersion: 2, client: "herald")),
+        "post-quiet": .post(.init(request: 17, name: "sensor.temp", payload: Array("21.5".utf8), quiet: true)),
+        "post-origin": .post(
+            .init(
+                request: 0,
+                name: "sensor.temp",
+                payload: Array("[1,2]".utf8),
+                retain: true,
+                origin: .init(host: "hostb", daemon: "heraldd", sequence: 99)
+            )
+        ),
+        "notify-retain": .notify(
+            .init(
+                sequence: 43,
+                time: 1_795_000_000_123_456_789,
+                pid: 1234,
+                uid: 1000,
+                gid: 1000,
+                retain: true,
+                name: "session.state",
+                payload: Array(#"{"state":"away"}"#.utf8)
+            )
+        ),
+        "notify-origin": .notify(
+            .init(
+                sequence: 44,
+                time: 1_795_000_000_123_456_789,
+                pid: 77,
+                uid: 1000,
+                gid: 1000,
+                retain: true,
+                name: "sensor.temp",
+                origin: .init(host: "hostb", daemon: "heraldd", sequence: 99),
+                payload: Array("[1,2]".utf8)
+            )
+        ),
+        "error-refusal": .error(
+            WireError(
+                .tooManyRetained,
+                "10000 names already have a retained value, the limit is 10000",
+                request: 17,
+                isRefusal: true
+            )
+        ),
+    ]
+
     static let vectors: [String: [UInt8]] = SpecFile.hexVectors()
 
+    @Test(arguments: version2.keys.sorted())
+    func version2VectorDecodesAndEncodes(name: String) throws {
+        let bytes = try #require(Self.vectors[name], "wire.md has no vector named \(name)")
+        let frame = try #require(Self.version2[name])
+        let role: FrameDecoder.Role = frame.type.isClientFrame ? .daemon : .client
+        #expect(try Frame.decode(bytes, role: role, version: 2) == frame)
+        #expect(frame.encoded() == bytes)
+        #expect(frame.encodedSize == bytes.count)
+    }
+
+    /// Version 1 has none of the new flag bits: a version 1 decoder refuses each new layout as `INVALID_FLAGS`.
+    @Test(arguments: version2.keys.sorted().filter { $0 != "hello-v2" })
+    func version2LayoutIsInvalidFlagsInVersion1(name: String) throws {
+        let bytes = try #require(Self.vectors[name])
+        let frame = try #require(Self.version2[name])
+        let role: FrameDecoder.Role = frame.type.isClientFrame ? .daemon : .client
+        do {
+            let decoded = try Frame.decode(bytes, role: role, version: 1)
+            Issue.record("version 1 decoded \(decoded)")
+        } catch {
+            #expect(error.code == .invalidFlags)
+        }
+    }
+
+    @Test(arguments: expected.keys.sorted())
+    func version1VectorIsTheSameInVersion2(name: String) throws {
+        let bytes = try #require(Self.vectors[name])
+        let frame = try #require(Self.expected[name])
+        #expect(try Frame.decode(bytes, role: frame.type.isClientFrame ? .daemon : .client, version: 2) == frame)
+    }
+
     @Test func specHasAVectorForEveryFrameTypeAndEveryVectorIsChecked() {
-        #expect(Set(Self.vectors.keys) == Set(Self.expected.keys))
+        #expect(Set(Self.vectors.keys) == Set(Self.expected.keys).union(Self.version2.keys))
         let covered = Set(Self.expected.values.map(\.type))
         #expect(covered == Set(FrameType.allCases))
     }
