@@ -12,8 +12,8 @@ extension Broker {
     }
 
     /// Answers a `PLUGIN` request (``BrokerAction/pluginRequest(_:)``): `ACK` when `error` is nil, else `ERROR`
-    /// `UNKNOWN_PLUGIN` with that reason and a ``BrokerAction/closeAfterFlush(_:)``, as every daemon error ends the
-    /// connection.
+    /// `UNKNOWN_PLUGIN` with that reason: a refusal in version 2, and in version 1 a final error with a
+    /// ``BrokerAction/closeAfterFlush(_:)``.
     ///
     /// Answer each request in the turn it was handed over, before the connection's next frames, so a connection's
     /// answers keep the order of its requests. Nothing is appended when the asker has closed meanwhile.
@@ -24,8 +24,9 @@ extension Broker {
             enqueueControl(.ack(Frame.Ack(request: request.frame.request, sequence: lastSequence)), to: id)
             return
         }
-        _ = fail(id, WireError(.unknownPlugin, error, request: request.frame.request))
-        actions.append(.closeAfterFlush(id))
+        if refuse(id, WireError(.unknownPlugin, error, request: request.frame.request)) == .closeAfterFlush {
+            actions.append(.closeAfterFlush(id))
+        }
     }
 
     /// Posts `payload` to `name` as the daemon itself: the one way a name under `herald.` is posted (the plugin

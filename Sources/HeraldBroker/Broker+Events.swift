@@ -142,24 +142,32 @@ extension Broker {
         var more = true
         while more && wantsInput(id) {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            let action: Action
+            var size = 0
             do {
-                guard let size = try scanner.frameSize(atStartOf: rest), size <= rest.count else { break }
+                guard let whole = try scanner.frameSize(atStartOf: rest), whole <= rest.count else { break }
+                size = whole
                 // The frame's bytes outlive this call, so a POST's view comes back as a value: no closure round
                 // trip from HeraldWire into the broker.
                 let next = try FrameDecoder.frame(
                     UnsafeRawBufferPointer(rebasing: rest[..<size]),
                     role: .daemon,
-                    maxPayload: maxPayload
+                    maxPayload: maxPayload,
+                    version: mailboxes[id.rawValue].version
                 )
-                let action = received(next, from: id, now: now)
-                offset += size
-                frames += 1
-                more = frameHandled(id, action, into: &actions)
+                action = received(next, from: id, now: now)
             } catch {
-                inputBroke(id, error, into: &actions)
-                // Nothing after a violation is read.
-                return frames
+                // A refusal in version 2 answers its frame, and the next frame is read.
+                guard size > 0, let refused = refusedInput(error, on: id) else {
+                    inputBroke(id, error, into: &actions)
+                    // Nothing after a violation is read.
+                    return frames
+                }
+                action = refused
             }
+            offset += size
+            frames += 1
+            more = frameHandled(id, action, into: &actions)
         }
         if offset < bytes.count && mailboxes[id.rawValue].phase != .closed {
             decoders[id.rawValue].append(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
@@ -176,6 +184,8 @@ extension Broker {
         defer { swap(&decoder, &decoders[id.rawValue]) }
         var frames = 0
         while wantsInput(id) {
+            // HELLO may have chosen the version while the decoder was out.
+            decoder.version = mailboxes[id.rawValue].version
             do {
                 guard let action = try receiveNext(from: &decoder, on: id, now: now) else { break }
                 frames += 1
@@ -184,8 +194,13 @@ extension Broker {
                     break
                 }
             } catch {
-                inputBroke(id, error, into: &actions)
-                break
+                // A refusal in version 2 answers its frame, which the decoder has consumed; the next is read.
+                guard let refused = refusedInput(error, on: id) else {
+                    inputBroke(id, error, into: &actions)
+                    break
+                }
+                frames += 1
+                guard frameHandled(id, refused, into: &actions) else { break }
             }
         }
         return frames

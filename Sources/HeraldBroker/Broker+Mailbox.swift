@@ -25,6 +25,8 @@ extension Broker {
         @usableFromInline var isReplaying = false
         /// Whether the connection asked for `MONITOR`, which makes it read-only.
         var isMonitor = false
+        /// The protocol version `WELCOME` chose; 1 until then.
+        @usableFromInline var version: UInt16 = 1
         /// Who is at the other end: what a post from here is stamped with. Here rather than in `Connection`, so
         /// that the per-post path reads only the mailbox.
         var sender = Sender(pid: 0, uid: 0, gid: 0)

@@ -70,10 +70,7 @@ extension Broker {
                 guard let value = retained[entry.name], value.notify.sequence == entry.sequence,
                     replay.pattern.matches(entry.name)
                 else { continue }
-                var notify = value.notify
-                notify.subscription = replay.subscription
-                notify.retained = true
-                enqueueControl(.notify(notify), to: id)
+                enqueueRetained(value.notify, for: replay.subscription, to: id)
             }
             if index < retainedLog.count {
                 replay.next = retainedLog[index].sequence

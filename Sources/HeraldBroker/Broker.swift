@@ -289,7 +289,8 @@ public struct Broker {
         }
     }
 
-    /// Queues a final `ERROR` and marks the connection closing.
+    /// Queues a final `ERROR` and marks the connection closing: a fatal error, or any error in version 1 (a refusal
+    /// goes through ``refuse(_:_:)``).
     mutating func fail(_ id: ConnectionID, _ error: WireError) -> Action {
         if mailboxes[id.rawValue].isReplaying { abandonReplays(of: id) }
         enqueueControl(.error(error), to: id)

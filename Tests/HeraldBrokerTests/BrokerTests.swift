@@ -29,7 +29,7 @@ struct BrokerTests {
         #expect(
             harness.output(of: id) == [
                 .welcome(
-                    .init(version: 1, maxSubscriptions: 16, maxPayload: 65536, daemonPID: 42, server: "heraldd test")
+                    .init(version: 2, maxSubscriptions: 16, maxPayload: 65536, daemonPID: 42, server: "heraldd test")
                 )
             ]
         )
@@ -39,11 +39,11 @@ struct BrokerTests {
         var harness = BrokerHarness()
         let id = ConnectionID(3)
         harness.open(id, sender: BrokerHarness.owner)
-        #expect(harness.send(.hello(.init(minVersion: 2, maxVersion: 3, client: "x")), from: id).closesConnection)
+        #expect(harness.send(.hello(.init(minVersion: 3, maxVersion: 4, client: "x")), from: id).closesConnection)
         #expect(
             harness.output(of: id) == [
                 .error(
-                    WireError(.unsupportedVersion, "the client speaks versions 2...3; this daemon speaks 1...1")
+                    WireError(.unsupportedVersion, "the client speaks versions 3...4; this daemon speaks 1...2")
                 )
             ]
         )

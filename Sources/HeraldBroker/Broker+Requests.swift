@@ -1,0 +1,191 @@
+import HeraldWire
+
+/// The requests other than posts: subscriptions, wills, monitors and `NAMES`. Each checks what it may be refused
+/// for (Broker+Refusals) before it changes anything, so a refusal leaves the connection as it was.
+extension Broker {
+    mutating func handleSubscribe(_ subscribe: Frame.Subscribe, on id: ConnectionID) -> Action {
+        let subscriptions = connections[id.rawValue]!.subscriptions
+        guard subscriptions[subscribe.subscription] == nil else {
+            return refuse(
+                id,
+                WireError(
+                    .duplicateSubscription,
+                    "subscription \(subscribe.subscription) is already live on this connection",
+                    request: subscribe.subscription
+                )
+            )
+        }
+        guard subscriptions.count < configuration.bounds.maxSubscriptions else {
+            return refuse(
+                id,
+                WireError(
+                    .tooManySubscriptions,
+                    "this connection already holds \(subscriptions.count) subscriptions, the limit",
+                    request: subscribe.subscription
+                )
+            )
+        }
+        if let error = patternCostRefusal(subscribe.pattern, request: subscribe.subscription, on: id) {
+            return refuse(id, error)
+        }
+        addSubscription(subscribe.subscription, subscribe.pattern, subscribe.overflow, on: id)
+        // Retained values first, oldest post first, then the ACK: wire.md's "no gap". A wildcard's may be many: they
+        // are fed as the subscriber drains (Broker+Replay).
+        guard subscribe.pattern.isExact else {
+            startReplay(subscribe.subscription, subscribe.pattern, on: id)
+            return .none
+        }
+        if let notify = retained[subscribe.pattern.text]?.notify {
+            enqueueRetained(notify, for: subscribe.subscription, to: id)
+        }
+        enqueueControl(.ack(Frame.Ack(request: subscribe.subscription, sequence: lastSequence)), to: id)
+        return .none
+    }
+
+    mutating func addSubscription(
+        _ subscription: UInt32,
+        _ pattern: Pattern,
+        _ overflow: OverflowPolicy,
+        on id: ConnectionID
+    ) {
+        connections[id.rawValue]!.subscriptions[subscription] = Subscription(pattern: pattern, overflow: overflow)
+        connections[id.rawValue]!.patternCost += pattern.cost
+        index.insert(pattern, for: id)
+        subscriptionCount += 1
+        updatePolicy(of: id)
+    }
+
+    mutating func handleUnsubscribe(_ unsubscribe: Frame.Unsubscribe, on id: ConnectionID) -> Action {
+        guard
+            let subscription = connections[id.rawValue]!.subscriptions.removeValue(forKey: unsubscribe.subscription)
+        else {
+            return refuse(
+                id,
+                WireError(
+                    .unknownSubscription,
+                    "subscription \(unsubscribe.subscription) is not live on this connection",
+                    request: unsubscribe.subscription
+                )
+            )
+        }
+        index.remove(subscription.pattern, for: id)
+        connections[id.rawValue]!.patternCost -= subscription.pattern.cost
+        subscriptionCount -= 1
+        updatePolicy(of: id)
+        return .none
+    }
+
+    mutating func handleWill(_ will: Frame.Will, on id: ConnectionID) -> Action {
+        let current = connections[id.rawValue]!.will
+        if will.name.isEmpty {
+            if let current { charge(current, -1) }
+            connections[id.rawValue]!.will = nil
+        } else {
+            if let error = refusal(
+                name: will.name,
+                payloadCount: will.payload.count,
+                retain: false,  // checked again when it is posted; the set may change meanwhile
+                request: will.request,
+                on: id
+            ) {
+                return refuse(id, error)
+            }
+            if let error = willRefusal(will, replacing: current) {
+                return refuse(id, error)
+            }
+            if let current { charge(current, -1) }
+            charge(will, 1)
+            connections[id.rawValue]!.will = will
+        }
+        enqueueControl(.ack(Frame.Ack(request: will.request, sequence: lastSequence)), to: id)
+        return .none
+    }
+
+    mutating func handleMonitor(_ monitor: Frame.Monitor, on id: ConnectionID) -> Action {
+        let sender = mailboxes[id.rawValue].sender
+        guard sender.uid == configuration.ownerUID else {
+            return refuse(
+                id,
+                WireError(
+                    .permissionDenied,
+                    "only uid \(configuration.ownerUID), the session's owner, may monitor; this is uid \(sender.uid)",
+                    request: monitor.request
+                )
+            )
+        }
+        // The rest is SUBSCRIBE `**`'s (wire.md, MONITOR): the same errors, in the same order.
+        let subscriptions = connections[id.rawValue]!.subscriptions
+        guard subscriptions[monitor.request] == nil else {
+            return refuse(
+                id,
+                WireError(
+                    .duplicateSubscription,
+                    "subscription \(monitor.request) is already live on this connection",
+                    request: monitor.request
+                )
+            )
+        }
+        guard subscriptions.count < configuration.bounds.maxSubscriptions else {
+            return refuse(
+                id,
+                WireError(
+                    .tooManySubscriptions,
+                    "this connection already holds \(subscriptions.count) subscriptions, the limit",
+                    request: monitor.request
+                )
+            )
+        }
+        if let error = patternCostRefusal(Self.everything, request: monitor.request, on: id) {
+            return refuse(id, error)
+        }
+        mailboxes[id.rawValue].isMonitor = true
+        if let will = connections[id.rawValue]!.will.take() { charge(will, -1) }
+        addSubscription(monitor.request, Self.everything, .dropOldest, on: id)
+        enqueueControl(.ack(Frame.Ack(request: monitor.request, sequence: lastSequence)), to: id)
+        return .none
+    }
+
+    static let everything = try! Pattern("**")
+
+    /// The most name bytes one `NAMES_REPORT` carries: under the frame limit a client derives from `maxPayload`,
+    /// and at most ~60 KB.
+    var namesChunkBytes: Int {
+        min(60_000, Limits.maxFrameLength(maxPayload: configuration.bounds.maxPayload) - 64)
+    }
+
+    /// Answers `NAMES`: retained names and exact subscriptions, sorted, in frames a client can decode.
+    mutating func answerNames(_ request: UInt32, to id: ConnectionID) -> Action {
+        // Bounded before any work: the answer is sorted and queued whole, so its cost (CPU for everyone, memory
+        // in the asker's queue, where control frames are never dropped) must not grow with what other clients
+        // registered. The two sets are counted apart, so a name in both counts twice: O(1), no union to build.
+        let count = retained.count + index.exactNameCount
+        guard count <= configuration.bounds.maxNames else {
+            return refuse(
+                id,
+                WireError(
+                    .tooManyNames,
+                    "\(retained.count) retained names and \(index.exactNameCount) exactly subscribed names are over "
+                        + "this daemon's limit of \(configuration.bounds.maxNames) names for NAMES",
+                    request: request
+                )
+            )
+        }
+        // Bytewise, as wire.md says: String's own order compares normalized scalars, which differs for names
+        // that are not in NFC, and a client in another language could not reproduce it.
+        let names = Set(retained.keys).union(index.exactNames).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        var chunk: [String] = []
+        var size = 0
+        for name in names {
+            // A frame must fit the client's decoder, which WELCOME's maxPayload sizes; found by the fuzzer.
+            if size + 1 + name.utf8.count > namesChunkBytes {
+                enqueueControl(.namesReport(Frame.NamesReport(request: request, names: chunk, more: true)), to: id)
+                chunk = []
+                size = 0
+            }
+            chunk.append(name)
+            size += 1 + name.utf8.count
+        }
+        enqueueControl(.namesReport(Frame.NamesReport(request: request, names: chunk, more: false)), to: id)
+        return .none
+    }
+}
