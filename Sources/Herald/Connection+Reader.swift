@@ -118,6 +118,7 @@ extension Connection {
     ) -> HeraldError? {
         var resumptions: [Resumption] = []
         var touched: [NotificationBuffer] = []
+        var unawaited: [WireError] = []
         let noticeSender = self.noticeSender
         let frames = shared
         // From the start of `shared`, so that frame offsets are offsets into it, which notifications keep.
@@ -178,7 +179,8 @@ extension Connection {
                         flags: bytes[start + 5],
                         body: UnsafeRawBufferPointer(rebasing: bytes[start + 6..<next]),
                         role: .client,
-                        maxPayload: maxPayload
+                        maxPayload: maxPayload,
+                        version: welcome.version
                     )
                 } catch {
                     return HeraldError(.protocolError, "heraldd broke the wire protocol: \(error)")
@@ -242,6 +244,19 @@ extension Connection {
                         subscription.touched = true
                         hasUnreportedDrops = hasUnreportedDrops || subscription.unreported != nil
                     }
+                case .error(let error) where error.isRefusal:
+                    // Version 2: this one request failed, the connection goes on.
+                    let refusal = Self.refusal(error)
+                    guard state.pending[error.request] != nil else {
+                        unawaited.append(error)
+                        continue
+                    }
+                    // A refused SUBSCRIBE holds nothing on the daemon: withdrawing the stream sends no UNSUBSCRIBE
+                    // for it.
+                    if state.isSubscriptionID(error.request) { state.refusedSubscriptions.insert(error.request) }
+                    if let resumption = state.complete(error.request, .failure(refusal)) {
+                        resumptions.append(resumption)
+                    }
                 case .error(let error):
                     return Self.daemonError(error)
                 default:
@@ -256,6 +271,15 @@ extension Connection {
         for resumption in resumptions {
             resumption.resume()
         }
+        for refusal in unawaited {
+            // A post's: its request is a quiet post's id, or 0. Any other is the late answer to a request already
+            // given up (a later pattern of a subscription whose first was refused), which nobody counts on.
+            if refusal.request == 0 || refusal.request >= Self.firstQuietPostID {
+                options.refusals.record(refusal, logger: options.logger)
+            } else {
+                options.logger?.debug("heraldd refused request \(refusal.request), no longer awaited: \(refusal)")
+            }
+        }
         return ending
     }
 
@@ -266,7 +290,20 @@ extension Connection {
             sequence: notify.sequence,
             timeNanoseconds: notify.time,
             sender: HeraldNotification.Sender(pid: notify.pid, uid: notify.uid, gid: notify.gid),
-            isRetained: notify.retained
+            isRetained: notify.retained,
+            updatesRetainedValue: notify.retain,
+            origin: notify.origin.map {
+                HeraldNotification.Origin(host: $0.host, daemon: $0.daemon, sequence: $0.sequence)
+            }
+        )
+    }
+
+    /// The error for a version 2 refusal: the one request it answers fails, the connection goes on.
+    static func refusal(_ error: WireError) -> HeraldError {
+        HeraldError(
+            .refused,
+            "heraldd refused the request: \(error.code): \(error.reason)",
+            wireCode: error.code.rawValue
         )
     }
 

@@ -28,6 +28,21 @@ final class Connection: Sendable {
     let lostHandler = Mutex<(@Sendable ([Subscription]) -> Void)?>(nil)
     /// The outgoing buffer and who writes it (`Connection+Output.swift`).
     let writer = Mutex(WriterState())
+    /// The last quiet post's id, less ``firstQuietPostID``.
+    private let quietPosts = Atomic<UInt32>(0)
+
+    /// The first id of the quiet posts' half of the request ids; the requests that are awaited take the lower half.
+    static let firstQuietPostID: UInt32 = 0x8000_0000
+
+    /// Whether the daemon speaks version 2: it answers a refusal and goes on, and takes `QUIET` and origins.
+    var answersRefusals: Bool { welcome.version >= ProtocolVersion.refusals }
+
+    /// A fresh request id for a `QUIET` post: only a refusal answers it, and an id nobody awaits says so. An atomic
+    /// counter, not the state's lock: a post takes no lock but the writer's.
+    func quietPostID() -> UInt32 {
+        let next = quietPosts.wrappingAdd(1, ordering: .relaxed).newValue & (Self.firstQuietPostID - 1)
+        return Self.firstQuietPostID | next
+    }
 
     init(
         socket: consuming FileDescriptor,
@@ -225,12 +240,15 @@ final class Connection: Sendable {
     /// Idempotent: only the call that takes the subscription out sends the frames, because a second `UNSUBSCRIBE`
     /// would be `UNKNOWN_SUBSCRIPTION`, a final error.
     func unsubscribe(_ key: UInt32) {
-        let (removed, isOpen) = state.withLock { state in
-            (state.removeSubscription(key), state.closedReason == nil)
+        let (removed, isOpen, refused) = state.withLock { state in
+            let removed = state.removeSubscription(key)
+            var refused: Set<UInt32> = []
+            for id in removed?.ids ?? [] where state.refusedSubscriptions.remove(id) != nil { refused.insert(id) }
+            return (removed, state.closedReason == nil, refused)
         }
         guard let removed, isOpen else { return }
         options.logger?.debug("unsubscribing \(removed.ids.map(String.init).joined(separator: ", "))")
-        for id in removed.ids {
+        for id in removed.ids where !refused.contains(id) {
             // A failed write has already ended the connection, which is all there is to do about it here.
             try? write(Frame.unsubscribe(Frame.Unsubscribe(subscription: id)))
         }

@@ -74,11 +74,15 @@ struct ConnectionState: Sendable {
     var closedReason: HeraldError?
     var readerEnded = false
     var readerWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Subscription ids whose `SUBSCRIBE` the daemon refused (version 2): it holds nothing to unsubscribe.
+    var refusedSubscriptions: Set<UInt32> = []
 
     /// Takes the next unused id; ids are never 0, which wire.md reserves for "no reply".
     mutating func takeID() -> UInt32 {
         let id = nextID
-        nextID = nextID == .max ? 1 : nextID + 1
+        // The upper half of the ids is the quiet posts' (`Connection.quietPostID()`), so a refusal names one or the
+        // other.
+        nextID = nextID == Connection.firstQuietPostID - 1 ? 1 : nextID + 1
         return id
     }
 
@@ -155,6 +159,11 @@ extension ConnectionState {
     }
 
     /// Takes stream `key` out, with its later patterns' ids.
+    /// Whether `id` is the id of a pattern of a subscription (its first or a later one).
+    func isSubscriptionID(_ id: UInt32) -> Bool {
+        subscriptions[id] != nil || laterPatterns[id] != nil
+    }
+
     mutating func removeSubscription(_ key: UInt32) -> Subscription? {
         guard let removed = subscriptions.removeValue(forKey: key) else { return nil }
         for id in removed.ids.dropFirst() {

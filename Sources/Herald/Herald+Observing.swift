@@ -16,7 +16,9 @@ extension Herald {
     ///     keep the newest per name (`.coalesce`), or disconnect. The connection uses the strictest policy of its
     ///     subscriptions.
     /// - Returns: the notifications. Cancelling the consuming task, or dropping the sequence, unsubscribes.
-    /// - Throws: ``HeraldError/Code/invalidPattern`` before anything is sent; ``HeraldError/Code/timedOut``,
+    /// - Throws: ``HeraldError/Code/invalidPattern`` before anything is sent; ``HeraldError/Code/refused`` with the
+    ///   wire code when a version 2 daemon refuses the subscription (`PATTERN_TOO_COMPLEX`, a lowered name limit:
+    ///   the Herald and its other subscriptions go on); ``HeraldError/Code/timedOut``,
     ///   ``HeraldError/Code/cancelled`` (nothing stays subscribed), or why the connection ended.
     public func notifications(
         matching pattern: String,
@@ -83,8 +85,9 @@ extension Herald {
     /// Monitors every post of the session, read-only (`MONITOR`): only the daemon's own user may, not even root.
     ///
     /// After this the connection may not post; use a separate ``Herald`` to post.
-    /// - Throws: ``HeraldError/Code/daemonError`` with the daemon's `PERMISSION_DENIED` for another user (the
-    ///   connection ends), ``HeraldError/Code/timedOut``, or why the connection ended.
+    /// - Throws: the daemon's `PERMISSION_DENIED` for another user: ``HeraldError/Code/refused`` from a version 2
+    ///   daemon (the connection goes on), ``HeraldError/Code/daemonError`` from a version 1 daemon (the connection
+    ///   ends); ``HeraldError/Code/timedOut``, or why the connection ended.
     public func monitor(bufferingPolicy: BufferingPolicy = .default) async throws(HeraldError) -> HeraldNotifications {
         let (stream, consumed) = try await connection.subscribe(
             [try! HeraldWire.Pattern("**")],
@@ -118,7 +121,8 @@ extension Herald {
     /// Reads the retained value of `name` (`GET`).
     ///
     /// - Returns: the retained notification, flagged ``HeraldNotification/isRetained``, or nil when the name has none.
-    /// - Throws: ``HeraldError/Code/invalidName`` before anything is sent; ``HeraldError/Code/timedOut``,
+    /// - Throws: ``HeraldError/Code/invalidName`` before anything is sent; ``HeraldError/Code/refused`` with the
+    ///   wire code when a version 2 daemon refuses it; ``HeraldError/Code/timedOut``,
     ///   ``HeraldError/Code/cancelled``, or why the connection ended.
     public func retainedValue(of name: String) async throws(HeraldError) -> HeraldNotification? {
         try Self.validate(name: name)

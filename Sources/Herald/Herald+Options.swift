@@ -23,6 +23,8 @@ extension Herald {
         /// The threads that read this connection together with others (``ReaderGroup``); nil, the default, gives the
         /// connection a reader thread of its own.
         public var readerGroup: ReaderGroup?
+        /// The refused posts nobody awaited, counted across reconnections; a fresh one per ``Herald/connect``.
+        var refusals = RefusalLedger()
 
         /// Creates options.
         ///

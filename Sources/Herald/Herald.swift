@@ -74,6 +74,9 @@ public final class Herald: Sendable {
         options: Options = Options()
     ) async throws(HeraldError) -> Herald {
         let path = socketPath.flatMap { $0.isEmpty ? nil : $0 } ?? defaultSocketPath
+        // Its own count of refused posts, even when the app connects several Heralds with one Options value.
+        var options = options
+        options.refusals = RefusalLedger()
         let executor = ReaderExecutor()
         let connection = try await Connection.open(socketPath: path, options: options, executor: executor)
         let herald = Herald(connection: connection, path: path, options: options)
@@ -207,7 +210,7 @@ public final class Herald: Sendable {
     /// never grows past its bound.
     ///
     /// Queued posts are written before ``close()`` says goodbye. Use ``flush()`` to wait until the daemon has
-    /// processed them, or ``postAcknowledged(_:payload:retain:)`` for one post's sequence number.
+    /// processed them, or ``postAcknowledged(_:payload:retain:origin:)`` for one post's sequence number.
     ///
     /// It runs in the caller's isolation (`nonisolated(nonsending)`): a post from the main actor stays on the main
     /// actor, and a post from a task stays on that task's executor. Queuing a post never blocks, so there is nothing
@@ -230,32 +233,60 @@ public final class Herald: Sendable {
 
     /// Posts raw bytes to `name`; see ``post(_:userInfo:retain:)``.
     ///
-    /// An empty payload with `retain` clears the name's retained value.
+    /// An empty payload with `retain` clears the name's retained value. The payload is delivered byte for byte.
+    ///
+    /// A daemon that speaks version 2 answers a post it refuses (a bound such as `TOO_MANY_RETAINED`), and the
+    /// connection goes on; since nobody awaits this post, the refusal is counted in ``refusedPosts`` and logged to
+    /// the ``Options/logger`` (at most a line a second). Use ``postAcknowledged(_:payload:retain:origin:)`` to have
+    /// it thrown instead.
+    ///
+    /// - Parameter origin: where the post was first made, for a bridge relaying it; every subscriber receives it as
+    ///   ``HeraldNotification/origin``. A version 1 daemon cannot carry it: it is left out.
     public nonisolated(nonsending) func post(
         _ name: String,
         payload: [UInt8],
-        retain: Bool = false
+        retain: Bool = false,
+        origin: HeraldNotification.Origin? = nil
     ) async throws(HeraldError) {
         let connection = self.connection
         try Self.checkPost(name, payloadSize: payload.count, maxPayload: Int(connection.welcome.maxPayload))
-        try await connection.post(Frame.post(Frame.Post(request: 0, name: name, payload: payload, retain: retain)))
+        guard connection.answersRefusals else {
+            try await connection.post(Frame.post(Frame.Post(request: 0, name: name, payload: payload, retain: retain)))
+            return
+        }
+        let frame = Frame.Post(
+            request: connection.quietPostID(),
+            name: name,
+            payload: payload,
+            retain: retain,
+            quiet: true,
+            origin: try origin.map(Self.wireOrigin)
+        )
+        try await connection.post(Frame.post(frame))
     }
+
+    /// Posts that the daemon refused and nobody awaited (``post(_:payload:retain:origin:)``), since this Herald
+    /// connected; each was also logged. Always 0 with a version 1 daemon, which ends the connection instead.
+    public var refusedPosts: Int { options.refusals.count }
 
     /// Posts raw bytes to `name` and waits for the daemon's `ACK`.
     ///
     /// - Returns: the post's sequence number. After this returns, the daemon has delivered the post to every
     ///   subscription live at that moment (queued it for their connections).
-    /// - Throws: as ``post(_:payload:retain:)``, and ``HeraldError/Code/timedOut`` or
+    /// - Throws: as ``post(_:payload:retain:origin:)``, ``HeraldError/Code/refused`` with the wire code when a
+    ///   version 2 daemon refuses it (the connection goes on), and ``HeraldError/Code/timedOut`` or
     ///   ``HeraldError/Code/cancelled`` while waiting.
     @discardableResult
     public func postAcknowledged(
         _ name: String,
         payload: [UInt8],
-        retain: Bool = false
+        retain: Bool = false,
+        origin: HeraldNotification.Origin? = nil
     ) async throws(HeraldError) -> UInt64 {
         try Self.checkPost(name, payloadSize: payload.count, maxPayload: maxPayload)
+        let wire = connection.answersRefusals ? try origin.map(Self.wireOrigin) : nil
         let reply = try await connection.request(.acknowledgement, "POST to \(name)") { id in
-            .post(Frame.Post(request: id, name: name, payload: payload, retain: retain))
+            .post(Frame.Post(request: id, name: name, payload: payload, retain: retain, origin: wire))
         }
         guard case .sequence(let sequence) = reply else { preconditionFailure("POST answered with \(reply)") }
         return sequence
@@ -263,7 +294,7 @@ public final class Herald: Sendable {
 
     /// Posts a typed message to `Message.name`, encoded with JSONEncoder (sorted keys).
     ///
-    /// - Throws: as ``post(_:payload:retain:)``, and ``HeraldError/Code/encodingFailed`` when the message does not
+    /// - Throws: as ``post(_:payload:retain:origin:)``, and ``HeraldError/Code/encodingFailed`` when the message does not
     ///   encode.
     public nonisolated(nonsending) func post<Message: HeraldMessage>(
         _ message: Message,
@@ -319,6 +350,19 @@ public final class Herald: Sendable {
     }
 
     // MARK: Checks
+
+    /// The origin as the wire carries it, checked: a `str8` holds at most 255 bytes, and the host is not empty.
+    private static func wireOrigin(_ origin: HeraldNotification.Origin) throws(HeraldError) -> Frame.Origin {
+        let host = origin.host.utf8.count
+        guard (1...255).contains(host), origin.daemon.utf8.count <= 255 else {
+            throw HeraldError(
+                .encodingFailed,
+                "cannot post with origin host \"\(origin.host)\" and daemon \"\(origin.daemon)\": the host takes 1 to "
+                    + "255 bytes of UTF-8 and the daemon at most 255"
+            )
+        }
+        return Frame.Origin(host: origin.host, daemon: origin.daemon, sequence: origin.sequence)
+    }
 
     private static func checkPost(_ name: String, payloadSize: Int, maxPayload: Int) throws(HeraldError) {
         // Most names are plain ASCII, which is checked byte by byte; the full check walks Unicode scalars.

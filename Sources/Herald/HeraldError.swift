@@ -20,6 +20,7 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case cancelled
             case encodingFailed
             case tooManySubscriptions
+            case refused
         }
 
         private let value: Value
@@ -56,6 +57,10 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The connection already holds as many subscriptions as the daemon allows (`maxSubscriptions` of
         /// `WELCOME`); checked before anything is sent.
         public static let tooManySubscriptions = Code(.tooManySubscriptions)
+        /// The daemon refused this one request (a version 2 daemon: a bound, a name its rules refuse, an unknown
+        /// plugin); its wire code is in ``HeraldError/wireCode``. Unlike ``daemonError``, the connection and its
+        /// other subscriptions go on.
+        public static let refused = Code(.refused)
 
         /// The code's name, e.g. `daemonUnavailable`.
         public var description: String {

@@ -78,6 +78,15 @@ public struct HeraldNotification: Sendable, Hashable {
     /// Whether this is a retained value replayed when the subscription started (or answered by
     /// ``Herald/retainedValue(of:)``), rather than a live post.
     public let isRetained: Bool
+    /// Whether this live post also set the name's retained value, or cleared it when the payload is empty (its `POST`
+    /// had `RETAIN`). Said by a version 2 daemon; always false from a version 1 daemon, and for a replayed value,
+    /// which ``isRetained`` marks.
+    public let updatesRetainedValue: Bool
+    /// Where the post was first made, when its poster said (a bridge relaying it from another host); nil otherwise,
+    /// and always from a version 1 daemon.
+    public var origin: Origin? { originBox?.origin }
+    // A reference, so that the common notification, with no origin, stays as small as before.
+    private let originBox: OriginBox?
     /// Non-nil for a notice the library put in the stream itself; see ``Notice``.
     public var notice: Notice? { bytes.notice }
 
@@ -133,6 +142,8 @@ public struct HeraldNotification: Sendable, Hashable {
         timeNanoseconds: UInt64,
         sender: Sender,
         isRetained: Bool,
+        updatesRetainedValue: Bool = false,
+        origin: Origin? = nil,
         notice: Notice? = nil
     ) {
         var name = name
@@ -150,6 +161,8 @@ public struct HeraldNotification: Sendable, Hashable {
         self.timeNanoseconds = timeNanoseconds
         self.sender = sender
         self.isRetained = isRetained
+        self.updatesRetainedValue = updatesRetainedValue
+        self.originBox = origin.map(OriginBox.init)
     }
 
     /// A notification whose name and payload are in `bytes`, which the reader thread shares between every
@@ -164,6 +177,9 @@ public struct HeraldNotification: Sendable, Hashable {
         self.timeNanoseconds = notify.time
         self.sender = Sender(pid: notify.pid, uid: notify.uid, gid: notify.gid)
         self.isRetained = notify.retained
+        // The in-place reader reads only frames with neither mark; the others are decoded.
+        self.updatesRetainedValue = false
+        self.originBox = nil
     }
 
     /// This notification with bytes of its own, so that keeping it does not keep the whole read it came from.
@@ -187,6 +203,8 @@ public struct HeraldNotification: Sendable, Hashable {
         self.timeNanoseconds = other.timeNanoseconds
         self.sender = other.sender
         self.isRetained = other.isRetained
+        self.updatesRetainedValue = other.updatesRetainedValue
+        self.originBox = other.originBox
     }
 
     /// Whether two notifications are the same: same name, payload, sequence number, time, sender, retained flag
@@ -194,6 +212,7 @@ public struct HeraldNotification: Sendable, Hashable {
     public static func == (lhs: HeraldNotification, rhs: HeraldNotification) -> Bool {
         lhs.sequence == rhs.sequence && lhs.timeNanoseconds == rhs.timeNanoseconds && lhs.sender == rhs.sender
             && lhs.isRetained == rhs.isRetained && lhs.notice == rhs.notice
+            && lhs.updatesRetainedValue == rhs.updatesRetainedValue && lhs.origin == rhs.origin
             && lhs.withNameBytes { a in rhs.withNameBytes { b in a.elementsEqual(b) } }
             && lhs.withUnsafePayloadBytes { a in rhs.withUnsafePayloadBytes { b in a.elementsEqual(b) } }
     }
@@ -262,5 +281,33 @@ struct DropRange: Hashable, Sendable {
         count += other.count
         firstSequence = min(firstSequence, other.firstSequence)
         lastSequence = max(lastSequence, other.lastSequence)
+    }
+}
+
+extension HeraldNotification {
+    /// Where a relayed post was first made (Protocols/wire.md, `POST`, version 2), as its poster says: the daemon
+    /// passes it on unchecked, like the payload.
+    public struct Origin: Sendable, Hashable {
+        /// The host the post was first made on; not empty, at most 255 bytes of UTF-8.
+        public var host: String
+        /// The daemon there that numbered it (a bridge's label for it); at most 255 bytes of UTF-8.
+        public var daemon: String
+        /// Its sequence number there; 0 when unknown.
+        public var sequence: UInt64
+
+        /// Creates an origin.
+        public init(host: String, daemon: String = "", sequence: UInt64 = 0) {
+            self.host = host
+            self.daemon = daemon
+            self.sequence = sequence
+        }
+    }
+
+    final class OriginBox: Sendable {
+        let origin: Origin
+
+        init(_ origin: Origin) {
+            self.origin = origin
+        }
     }
 }

@@ -80,7 +80,7 @@ extension Broker {
     }
 
     private mutating func handshake(_ hello: Frame.Hello, on id: ConnectionID) -> Action {
-        let supported = ProtocolVersion.supported
+        let supported = ProtocolVersion.supported.lowerBound...configuration.maxVersion
         let low = max(hello.minVersion, supported.lowerBound)
         let high = min(hello.maxVersion, supported.upperBound)
         guard low <= high else {

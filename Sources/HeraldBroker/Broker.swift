@@ -20,6 +20,9 @@ public struct Broker {
         /// When the daemon started, in nanoseconds since 1970.
         public var startTime: UInt64
         public var bounds = Bounds()
+        /// The highest protocol version the daemon speaks: 1 makes it a version 1 daemon, which tests of the
+        /// library's compatibility need.
+        public var maxVersion: UInt16 = ProtocolVersion.supported.upperBound
 
         public init(ownerUID: UInt32, daemonPID: Int32, server: String, startTime: UInt64) {
             self.ownerUID = ownerUID

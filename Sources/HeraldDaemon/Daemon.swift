@@ -202,6 +202,7 @@ struct Daemon: ~Copyable {
             startTime: SystemClock.realtimeNanoseconds()
         )
         configuration.bounds = options.bounds
+        configuration.maxVersion = options.maxProtocolVersion
         broker = Broker(configuration: configuration)
         if options.sendBatching {
             do {

@@ -21,6 +21,8 @@ struct DaemonOptions {
     /// Under load (see `Daemon.waitForEvents`), how long heraldd lets input gather before it waits for more
     /// (`--coalesce-us`); 0 turns it off.
     var coalesceNanoseconds: UInt64 = 20_000
+    /// The highest protocol version spoken (`--max-protocol-version`); 1 answers as a version 1 daemon does.
+    var maxProtocolVersion = ProtocolVersion.supported.upperBound
     /// How long a connection may stay without completing `HELLO` before it is closed with `HELLO_TIMEOUT`
     /// (`--hello-timeout-ms`).
     var helloTimeoutMilliseconds = DaemonOptions.defaultHelloTimeoutMilliseconds
@@ -159,6 +161,12 @@ struct DaemonOptions {
                 help: "Write each connection with its own send(2), not all of a turn's in one io_uring batch."
             ),
             OptionSpec(
+                long: "max-protocol-version",
+                valueName: "version",
+                help: "The highest wire protocol version to speak; 1 makes every ERROR final, as version 1 did.",
+                defaultDescription: "\(ProtocolVersion.supported.upperBound)"
+            ),
+            OptionSpec(
                 long: "coalesce-us",
                 valueName: "microseconds",
                 help: "Under load, let input gather this long before waiting for more; 0 turns it off.",
@@ -216,5 +224,7 @@ struct DaemonOptions {
         sendBatching = !arguments.flag("no-send-batching")
         plugins = !arguments.flag("no-plugins")
         coalesceNanoseconds = UInt64(try arguments.int("coalesce-us", range: 0...1000) ?? 20) * 1000
+        let versions = Int(ProtocolVersion.supported.lowerBound)...Int(ProtocolVersion.supported.upperBound)
+        maxProtocolVersion = UInt16(try arguments.int("max-protocol-version", range: versions) ?? versions.upperBound)
     }
 }

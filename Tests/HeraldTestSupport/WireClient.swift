@@ -26,13 +26,19 @@ public final class WireClient: @unchecked Sendable {
         try descriptor.setReceiveTimeout(seconds: receiveTimeout)
     }
 
-    /// Connects and completes the handshake.
+    /// Connects and completes the handshake in `version`.
     ///
-    /// - Parameter client: the label sent in `HELLO`.
-    public static func ready(socketPath: String, client: String = "wire-test") throws -> WireClient {
+    /// - Parameters:
+    ///   - client: the label sent in `HELLO`.
+    ///   - version: the one version offered; 1 unless a test says, so the tests written for version 1 pin it.
+    public static func ready(socketPath: String, client: String = "wire-test", version: UInt16 = 1) throws -> WireClient
+    {
         let wire = try WireClient(socketPath: socketPath)
-        try wire.send(.hello(.init(client: client)))
-        guard case .welcome = try wire.receive() else { throw TestFailure("no WELCOME") }
+        try wire.send(.hello(.init(minVersion: version, maxVersion: version, client: client)))
+        guard case .welcome(let welcome) = try wire.receive(), welcome.version == version else {
+            throw TestFailure("no WELCOME of version \(version)")
+        }
+        wire.decoder.version = version
         return wire
     }
 

@@ -128,9 +128,14 @@ struct ReliabilityFeatureTests {
             try await poster.post("a.b")
             try await poster.post("c")
             #expect(await collect(2, from: everything).map(\.name) == ["a.b", "c"])
-            // A monitor is read-only: posting ends its connection with PERMISSION_DENIED.
-            try? await monitor.post("not.allowed")
-            #expect(try await eventually { monitor.disconnectReason?.wireCode == 14 })
+            // A monitor is read-only: a post is refused with PERMISSION_DENIED, and the monitor goes on.
+            let error = await heraldError { try await monitor.postAcknowledged("not.allowed", payload: []) }
+            #expect(error?.code == .refused && error?.wireCode == 14)
+            try await monitor.post("not.allowed.either")
+            #expect(try await eventually { monitor.refusedPosts == 1 })
+            try await poster.post("e")
+            #expect(await collect(1, from: everything).map(\.name) == ["e"])
+            #expect(monitor.isConnected)
         }
     }
 
