@@ -24,7 +24,14 @@ struct PresenceReporter: Sendable {
             // Both subscriptions are live before the retained state is read, so no transition falls in between.
             let resigned = try await herald.notifications(matching: "session.willResignActive")
             let activated = try await herald.notifications(matching: "session.didBecomeActive")
-            let retained = try await herald.retainedValue(of: "session.state")
+            let retained: HeraldNotification?
+            do {
+                retained = try await herald.retainedValue(of: "session.state")
+            } catch  where error.code == .refused {
+                // A daemon that refuses the question still delivers the transitions: start from "active".
+                output.notice("presence: heraldd refused to read session.state (\(error.message))")
+                retained = nil
+            }
             let tracker = Tracker(user: user)
             tracker.start(retained?.userInfo?["state"]?.stringValue, sequence: retained?.sequence ?? 0)
             output.notice(
