@@ -27,7 +27,7 @@ struct PresenceReporter: Sendable {
             let retained: HeraldNotification?
             do {
                 retained = try await herald.retainedValue(of: "session.state")
-            } catch  where error.code == .refused {
+            } catch let error where error.code == .refused {
                 // A daemon that refuses the question still delivers the transitions: start from "active".
                 output.notice("presence: heraldd refused to read session.state (\(error.message))")
                 retained = nil
