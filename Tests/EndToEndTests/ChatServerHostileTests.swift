@@ -89,10 +89,11 @@ import Testing
         withExtendedLifetime(streams) {}
     }
 
-    /// Joins `name`, retrying while the server still counts a stream that just closed.
+    /// Joins `name`, retrying while the server still counts a stream that just closed: an attempt it refuses and
+    /// closes (a 503, then a reset) means "not yet".
     private func eventuallyJoined(port: UInt16, name: String) async throws -> String {
         var text = ""
-        _ = try await eventually(timeout: .seconds(10)) {
+        _ = try await eventuallySucceeds(timeout: .seconds(10)) {
             let stream = try Connection(port: port)
             try stream.send("GET /chat/room?\(name) HTTP/1.1\r\nHost: x\r\n\r\n")
             text = try stream.read { $0.contains("\(name) connected") || $0.contains("}\"") || $0.contains("503") }

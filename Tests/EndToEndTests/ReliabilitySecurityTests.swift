@@ -110,9 +110,10 @@ struct ReliabilitySecurityTests {
         #expect(error.reason == "payload of 101 bytes is over the limit of 100")
     }
 
-    /// Connects and completes the handshake, retrying while the daemon still counts a closing connection.
+    /// Connects and completes the handshake, retrying while the daemon still counts a closing connection: an attempt
+    /// the daemon refuses (its ERROR, then a reset or EPIPE on the HELLO) means "not yet".
     private func eventuallyConnects(_ path: String) async throws -> Bool {
-        try await eventually {
+        try await eventuallySucceeds {
             let client = try WireClient(socketPath: path)
             try client.send(.hello(.init(client: "retry")))
             if case .welcome? = try client.receive() { return true }

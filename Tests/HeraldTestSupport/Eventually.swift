@@ -14,3 +14,31 @@ public func eventually(
     }
     return try await condition()
 }
+
+/// Waits until an attempt succeeds, where an attempt that throws means "not yet", not a failure: a retried
+/// connection that the other side refuses and closes (a reset, a broken pipe on its handshake) while it still counts
+/// one that is closing. Checks every 10 ms, for at most `timeout`.
+///
+/// - Returns: whether an attempt succeeded.
+/// - Throws: the last attempt's error when none succeeded in time, so the test says why; `CancellationError` if the
+///   task was cancelled.
+public func eventuallySucceeds(
+    timeout: Duration = .seconds(10),
+    _ attempt: () async throws -> Bool
+) async throws -> Bool {
+    var lastError: (any Error)?
+    let succeeded = try await eventually(timeout: timeout) {
+        do {
+            let done = try await attempt()
+            if done { lastError = nil }
+            return done
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            lastError = error
+            return false
+        }
+    }
+    if !succeeded, let lastError { throw lastError }
+    return succeeded
+}
