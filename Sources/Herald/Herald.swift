@@ -269,6 +269,13 @@ public final class Herald: Sendable {
     /// connected; each was also logged. Always 0 with a version 1 daemon, which ends the connection instead.
     public var refusedPosts: Int { options.refusals.count }
 
+    /// ``refusedPosts`` by the wire code of each refusal (``HeraldError/wireCodeName(_:)`` names them).
+    public var refusedPostsByWireCode: [UInt16: Int] { options.refusals.countsByCode }
+
+    /// The protocol version the daemon chose in `WELCOME`: 2 when it answers a refusal and goes on, and carries
+    /// origins and ``HeraldNotification/updatesRetainedValue``; 1 for an older daemon.
+    public var protocolVersion: Int { Int(connection.welcome.version) }
+
     /// Posts raw bytes to `name` and waits for the daemon's `ACK`.
     ///
     /// - Returns: the post's sequence number. After this returns, the daemon has delivered the post to every

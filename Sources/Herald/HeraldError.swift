@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// Why a Herald operation failed: a ``Code`` to branch on and a message for people.
 ///
 /// The message says what failed and why, including the system's errno text when a system call failed, e.g.
@@ -91,5 +93,11 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The message.
     public var description: String {
         message
+    }
+
+    /// The name Protocols/wire.md gives a wire code, e.g. `TOO_MANY_RETAINED` for 18; `ERROR_n` for a code it does
+    /// not define.
+    public static func wireCodeName(_ code: UInt16) -> String {
+        WireError.Code(rawValue: code).description
     }
 }

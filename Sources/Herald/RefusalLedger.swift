@@ -11,6 +11,7 @@ import Synchronization
 final class RefusalLedger: Sendable {
     private struct State {
         var count = 0
+        var byCode: [UInt16: Int] = [:]
         var unlogged = 0
         var lastLogged: UInt64?
     }
@@ -20,11 +21,15 @@ final class RefusalLedger: Sendable {
     /// Refused posts nobody awaited, since the Herald connected.
     var count: Int { state.withLock { $0.count } }
 
+    /// ``count`` by the wire code of the refusal.
+    var countsByCode: [UInt16: Int] { state.withLock { $0.byCode } }
+
     /// Counts a refused post and logs it, or leaves it to the next line when one was logged within the second.
     func record(_ refusal: WireError, logger: Herald.Logger?) {
         let now = SystemClock.monotonicNanoseconds()
         let report = state.withLock { state -> Int? in
             state.count += 1
+            state.byCode[refusal.code.rawValue, default: 0] += 1
             state.unlogged += 1
             if let last = state.lastLogged, now - last < 1_000_000_000 { return nil }
             state.lastLogged = now

@@ -139,7 +139,8 @@ extension Bridge {
         if let limit = brokerMaximumPacketSize, bytes.count > limit {
             tooLarge += 1
             if message.qos != .atMostOnce { queue.acknowledged(message.packetIdentifier) }
-            logger.warning(
+            logLimited(
+                "too-large",
                 "not exported: \(message.topic): \(bytes.count) bytes, past the broker's Maximum Packet Size of "
                     + "\(limit) (\(tooLarge) too large)"
             )

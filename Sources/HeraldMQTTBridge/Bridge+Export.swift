@@ -5,8 +5,8 @@ import HeraldMQTT
 extension Bridge {
     /// Exports a batch of notifications, in their order.
     ///
-    /// Whether a live post was retained is asked of the daemon (`GET`) once per name per batch, not once per post:
-    /// under load a batch holds many posts, and a round trip each was the export's bound.
+    /// Whether a live post was retained: a version 2 daemon says so in the notification
+    /// (``HeraldNotification/updatesRetainedValue``); a version 1 daemon is asked (`GET`) once per name per batch.
     func export(_ batch: [HeraldNotification]) async {
         var chosen: [(notification: HeraldNotification, name: String, topic: String)] = []
         chosen.reserveCapacity(batch.count)
@@ -28,15 +28,18 @@ extension Bridge {
                 chosen.append((notification, name, try mapping.topic(forName: name)))
             } catch {
                 refused += 1
-                logger.info("not exported: \(name): \(error) (\(refused) refused)")
+                logLimited("not-exported", "not exported: \(name): \(error) (\(refused) refused)")
             }
         }
         guard !chosen.isEmpty else { return }
-        let current = await retainedValues(of: Set(chosen.lazy.filter { !$0.notification.isRetained }.map(\.name)))
+        let marksRetain = herald.protocolVersion >= 2
+        let current =
+            marksRetain
+            ? [:] : await retainedValues(of: Set(chosen.lazy.filter { !$0.notification.isRetained }.map(\.name)))
         for (notification, name, topic) in chosen {
             let payload = notification.payload
-            var retain = notification.isRetained
-            if !retain {
+            var retain = notification.isRetained || notification.updatesRetainedValue
+            if !retain && !marksRetain {
                 // A live NOTIFY does not say whether its post was retained (wire.md, NOTIFY): the retained value
                 // does. A post replaced since by a later retained one of the batch goes without RETAIN, which
                 // leaves the broker with the same last value.

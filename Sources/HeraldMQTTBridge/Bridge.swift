@@ -31,9 +31,6 @@ public final class Bridge {
         public static let daemonPID = "herald-daemon-pid"
     }
 
-    /// The member added to an imported JSON object payload, with the origin's host, pid, uid and sequence.
-    public static let originMember = "heraldOrigin"
-
     let options: BridgeOptions
     let herald: Herald
     let mapping: TopicMapping
@@ -79,6 +76,13 @@ public final class Bridge {
     var exported: UInt64 = 0
     var imported: UInt64 = 0
     var loopsDropped: UInt64 = 0
+    /// What became of each message from the broker.
+    var imports = ImportCounts()
+    /// The retained values this bridge stored for other hosts, bounded.
+    var retainedImports: ImportedRetained
+    var logLimiter = LogLimiter()
+    /// The counts in the last state posted, so a tick posts only a change.
+    private var lastPostedState: [String: JSONValue] = [:]
 
     /// Creates a bridge on a connected Herald.
     public init(
@@ -100,6 +104,10 @@ public final class Bridge {
         self.stateName = "bridge.mqtt.\(hostID)"
         self.importPatterns = options.imports.map { $0.split(separator: ".", omittingEmptySubsequences: false) }
         self.queue = ExportQueue(limit: options.queueLimit)
+        self.retainedImports = ImportedRetained(
+            maxCount: options.maxImportedRetained,
+            maxBytes: options.maxImportedRetainedBytes
+        )
         // Not the queue's limit: the inbox only hands over, and a burst larger than a small queue must still reach
         // the queue, which drops by its own rule. This bound is for a loop that stalls.
         self.inbox = LocalInbox(limit: max(options.queueLimit, Self.inboxLimit))
@@ -183,6 +191,8 @@ public final class Bridge {
             if eventGeneration == generation && link == nil { connect() }
         case .tick:
             keepAlive()
+            // The counts, at most once a second and only when they changed: bridge.mqtt.HOSTID follows a flood.
+            if state() != lastPostedState { await postState() }
             let importDropped = backlog.dropped
             if importDropped > importDropsLogged {
                 // Counted on the link's thread; said here, once a second at most.
@@ -319,8 +329,14 @@ public final class Bridge {
 
     // MARK: State
 
-    func postState() async {
-        let state: [String: JSONValue] = [
+    /// The bridge's state, as `bridge.mqtt.HOSTID` holds it.
+    func state() -> [String: JSONValue] {
+        var refusedByHerald: [String: JSONValue] = [:]
+        for (code, count) in herald.refusedPostsByWireCode {
+            refusedByHerald[HeraldError.wireCodeName(code)] = .number(Double(count))
+        }
+        let counts = imports
+        return [
             "connected": .bool(connected),
             "queued": .number(Double(queue.waitingCount + queue.inflightCount)),
             "dropped": .number(Double(queue.dropped + inbox.dropped)),
@@ -330,11 +346,35 @@ public final class Bridge {
             "exported": .number(Double(exported)),
             "imported": .number(Double(imported)),
             "broker": .string("mqtt://\(options.host):\(options.port)"),
+            "import": .object([
+                "received": .number(Double(counts.received)),
+                "posted": .number(Double(counts.posted)),
+                "retainedAsLive": .number(Double(counts.retainedAsLive)),
+                "loops": .number(Double(counts.loops)),
+                "duplicates": .number(Double(counts.duplicates)),
+                "unmatched": .number(Double(counts.unmatched)),
+                "invalidName": .number(Double(counts.invalidName)),
+                "reservedName": .number(Double(counts.reservedName)),
+                "payloadTooLarge": .number(Double(counts.payloadTooLarge)),
+                "failed": .number(Double(counts.failed)),
+                "refusedByHerald": .object(refusedByHerald),
+                "retainedHeld": .number(Double(retainedImports.count)),
+            ]),
         ]
+    }
+
+    /// Posts ``state()`` as the retained `bridge.mqtt.HOSTID`.
+    ///
+    /// Not acknowledged: waiting for heraldd's answer behind a flood would stall the bridge. A refusal of it (it
+    /// replaces the bridge's own value, so only a store already full of bytes refuses it) is counted with the
+    /// others in `refusedByHerald`.
+    func postState() async {
+        let state = state()
+        lastPostedState = state
         do {
-            try await herald.post(stateName, userInfo: state, retain: true)
+            try await herald.post(stateName, payload: JSONValue.encodeObject(state), retain: true)
         } catch {
-            logger.warning("cannot post \(stateName): \(error)")
+            logLimited("state", "cannot post \(stateName): \(error)")
         }
     }
 }

@@ -2,7 +2,7 @@ public import HeraldCommandLine
 
 /// What `herald-mqtt-bridge` is told on its command line.
 public struct BridgeOptions: Sendable, Equatable {
-    /// The broker's host: an IPv4 or IPv6 literal, or `localhost`.
+    /// The broker's host: a name, resolved when connecting, or an IPv4 or IPv6 literal.
     public var host = "127.0.0.1"
     /// The broker's TCP port.
     public var port: UInt16 = 1883
@@ -23,6 +23,11 @@ public struct BridgeOptions: Sendable, Equatable {
     /// How many exported messages wait while the broker is away; past it the oldest are dropped. It also bounds
     /// the QoS 0 messages waiting to be imported.
     public var queueLimit = 10_000
+    /// Retained values this bridge may store in heraldd for other hosts; past it a retained import is posted live.
+    /// A quarter of heraldd's `--max-retained` default, so that other hosts cannot take this host's store.
+    public var maxImportedRetained = 2_500
+    /// Bytes (names and payloads) of those values; a quarter of heraldd's `--max-retained-bytes` default.
+    public var maxImportedRetainedBytes = 16 << 20
     /// MQTT Keep Alive, in seconds.
     public var keepAlive: UInt16 = 30
     /// The daemon's socket; nil follows the usual rule ($HERALD_SOCKET, ...).
@@ -50,7 +55,7 @@ public struct BridgeOptions: Sendable, Equatable {
             OptionSpec(
                 long: "broker",
                 valueName: "url",
-                help: "The broker, mqtt://HOST:PORT (HOST an IP literal or localhost; port 1883 by default)."
+                help: "The broker, mqtt://HOST:PORT (HOST a name, an IPv4 literal or [IPv6]; port 1883 by default)."
             ),
             OptionSpec(
                 long: "export",
@@ -84,6 +89,18 @@ public struct BridgeOptions: Sendable, Equatable {
                 valueName: "count",
                 help: "Exported messages held while the broker is away, and QoS 0 messages waiting to be imported.",
                 defaultDescription: "10000"
+            ),
+            OptionSpec(
+                long: "max-imported-retained",
+                valueName: "count",
+                help: "Retained values this bridge stores for other hosts; past it, a retained message is posted live.",
+                defaultDescription: "2500, a quarter of heraldd's"
+            ),
+            OptionSpec(
+                long: "max-imported-retained-bytes",
+                valueName: "bytes",
+                help: "Bytes of those values (names and payloads); past it, a retained message is posted live.",
+                defaultDescription: "16777216, a quarter of heraldd's"
             ),
             OptionSpec(
                 long: "keep-alive",
@@ -131,12 +148,16 @@ public struct BridgeOptions: Sendable, Equatable {
         username = parsed.value("username")
         passwordFile = parsed.value("password-file")
         if let limit = try parsed.int("queue-limit", range: 1...100_000_000) { queueLimit = limit }
+        if let count = try parsed.int("max-imported-retained", range: 0...1_000_000) { maxImportedRetained = count }
+        if let bytes = try parsed.int("max-imported-retained-bytes", range: 0...(1 << 40)) {
+            maxImportedRetainedBytes = bytes
+        }
         if let seconds = try parsed.int("keep-alive", range: 1...Int(UInt16.max)) { keepAlive = UInt16(seconds) }
         socketPath = parsed.value("socket")
         verbose = parsed.flag("verbose")
     }
 
-    /// `mqtt://HOST[:PORT]`, HOST an IPv4 literal, `[IPv6]`, or `localhost`.
+    /// `mqtt://HOST[:PORT]`, HOST a name, an IPv4 literal or `[IPv6]`.
     static func parseBroker(_ url: String) throws(UsageError) -> (String, UInt16) {
         guard url.hasPrefix("mqtt://") else {
             throw UsageError(message: "--broker must be mqtt://HOST:PORT (TLS is not supported), not '\(url)'")

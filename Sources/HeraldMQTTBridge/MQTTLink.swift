@@ -73,7 +73,7 @@ final class MQTTLink: Sendable {
         onEvent: @Sendable (Event) -> Void
     ) -> String {
         do {
-            let socket = try TCPSocket.connect(host: host, port: port)
+            let socket = try TCPSocket.connect(resolving: host, port: port)
             let reason = exchange(
                 on: socket,
                 maximumPacketSize: maximumPacketSize,

@@ -18,7 +18,8 @@ final class TestBroker: Sendable {
     init(
         port: UInt16? = nil,
         persistent: Bool = false,
-        directory: TemporaryDirectory = TemporaryDirectory(prefix: "mq")
+        directory: TemporaryDirectory = TemporaryDirectory(prefix: "mq"),
+        extraConfiguration: String = ""
     ) async throws {
         self.directory = directory
         self.port = try port ?? TestBroker.freePort()
@@ -32,6 +33,7 @@ final class TestBroker: Sendable {
         } else {
             text += "persistence false\n"
         }
+        text += extraConfiguration
         try text.write(toFile: config, atomically: true, encoding: .utf8)
         process = try ChildProcess(try SessionTools.path("mosquitto"), ["-c", config])
         _ = try await process.waitForStderrLine(containing: "running", timeout: .seconds(10))
@@ -158,10 +160,12 @@ final class Received: Sendable {
             let onBDone = seenOnB.named("build.done")
             #expect(onBDone.count == 1)
             #expect(onBDone.first?.sender.pid == b.bridge.pid, "local subscribers see the bridge as the sender")
-            let origin = onBDone.first?.userInfo?["heraldOrigin"]
-            #expect(origin?["host"]?.stringValue == "hostA")
-            #expect(origin?["pid"]?.doubleValue != nil)
-            #expect(onBDone.first?.userInfo?["ok"]?.boolValue == true)
+            // The origin travels as metadata; the payload arrives byte for byte, as posted on A.
+            let origin = onBDone.first?.origin
+            #expect(origin?.host == "hostA")
+            #expect(origin?.daemon == String(a.daemon.pid))
+            #expect(origin.map { $0.sequence > 0 } == true)
+            #expect(onBDone.first?.payload == Array(#"{"ok":true}"#.utf8))
             // A's subscriber saw its own post once, and never the copy B's bridge posted.
             #expect(seenOnA.named("build.done").count == 1)
             #expect(seenOnA.named("build.done").first?.sender.pid != a.bridge.pid)

@@ -35,6 +35,21 @@ struct BridgeOptionsTests {
         #expect(options.hostID == nil)
     }
 
+    @Test func boundsImportedRetainedValuesToAQuarterOfHeralddsByDefault() throws {
+        let defaults = try #require(try BridgeOptions.parse(["--broker", "mqtt://broker.lan", "--import", "**"]))
+        #expect(defaults.maxImportedRetained == 2_500)
+        #expect(defaults.maxImportedRetainedBytes == 16 << 20)
+        let set = try #require(
+            try BridgeOptions.parse([
+                "--broker", "mqtt://broker.lan:1884", "--import", "**", "--max-imported-retained", "7",
+                "--max-imported-retained-bytes", "4096",
+            ])
+        )
+        #expect(set.maxImportedRetained == 7)
+        #expect(set.maxImportedRetainedBytes == 4096)
+        #expect(set.host == "broker.lan" && set.port == 1884, "a host name is kept, to be resolved when connecting")
+    }
+
     @Test func readsAnIPv6Broker() throws {
         let options = try #require(try BridgeOptions.parse(["--broker", "mqtt://[::1]:1999", "--export", "**"]))
         #expect(options.host == "::1")

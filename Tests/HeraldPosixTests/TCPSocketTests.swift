@@ -49,6 +49,25 @@ import Testing
         #expect(try receive(17, from: client) == "HTTP/1.1 200 OK\r\n")
     }
 
+    @Test func connectsToAHostNameByResolvingItAndTryingEachAddress() throws {
+        let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        let port = try TCPSocket.localPort(of: listener)
+        // Resolved by getaddrinfo from /etc/hosts; ::1 may come first and be refused, then 127.0.0.1 connects.
+        let client = try TCPSocket.connect(resolving: "localhost", port: port)
+        let server = try accept(listener)
+        try send("hello", on: client)
+        #expect(try receive(5, from: server) == "hello")
+    }
+
+    @Test func aNameThatDoesNotResolveIsAnErrorNamingIt() {
+        do {
+            _ = try TCPSocket.connect(resolving: "no-such-host.invalid", port: 1883)
+            Issue.record("no-such-host.invalid resolved")
+        } catch {
+            #expect(error.description.contains("no-such-host.invalid"))
+        }
+    }
+
     @Test func listensOnIPv6Loopback() throws {
         let listener: FileDescriptor
         do {
