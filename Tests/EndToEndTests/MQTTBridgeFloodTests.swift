@@ -243,6 +243,52 @@ final class RawMQTTClient: @unchecked Sendable {
         await broker.process.stop()
     }
 
+    /// heraldd's own bound below the bridge's: heraldd refuses retained imports past it, the bridge counts each
+    /// refusal by its code, and both directions go on.
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    func heralddsRefusalsOfImportsAreCountedByCodeAndTheBridgeGoesOn() async throws {
+        let broker = try await TestBroker(extraConfiguration: "max_queued_messages 0\n")
+        let host = try await BridgedHost(
+            hostID: "A",
+            broker: broker.url,
+            exports: ["probe.**"],
+            imports: ["**"],
+            daemonArguments: ["--max-retained", "100"]
+        )
+        let remote = try RawMQTTClient(port: broker.port, clientID: "remote-observer")
+        let flooder = try RawMQTTClient(port: broker.port, clientID: "remote-sensor")
+        do {
+            try await host.waitUntilBridging(exports: 1)
+            let onA = try await host.connect()
+            let seenOnA = Received(try await onA.notifications(matching: "probe.**"))
+            try remote.subscribe("herald/probe/out/#")
+            _ = try await Self.probe(1, onA: onA, seenOnA: seenOnA, remote: remote, bound: .seconds(1))
+            let held = try await onA.status().retained
+            for index in 0..<300 {
+                try flooder.publish("herald/sensor/r/n\(index)", Array("v".utf8), qos: .atLeastOnce, retain: true)
+            }
+            _ = try await Self.probe(2, onA: onA, seenOnA: seenOnA, remote: remote, bound: .seconds(1))
+            let expected = 300 - (100 - held)
+            var state: [String: JSONValue] = [:]
+            let counted = try await eventually(timeout: .seconds(30)) {
+                guard let value = try await onA.retainedValue(of: "bridge.mqtt.A")?.userInfo else { return false }
+                state = value
+                let refused = value["import"]?.objectValue?["refusedByHerald"]?.objectValue ?? [:]
+                return Int(refused["TOO_MANY_RETAINED"]?.doubleValue ?? 0) == expected
+            }
+            #expect(counted, "expected \(expected) TOO_MANY_RETAINED in \(state)")
+            let counts = state["import"]?.objectValue ?? [:]
+            #expect(counts["posted"]?.doubleValue == 302, "300 retained and 2 probes, all posted")
+            #expect(host.bridge.stderrLines.filter { $0.contains("TOO_MANY_RETAINED") }.count <= 10)
+            #expect(onA.isConnected)
+            await onA.close()
+        } catch {
+            Issue.record(error)
+        }
+        await host.stop()
+        await broker.process.stop()
+    }
+
     @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
     func payloadsCrossByteForByteWithTheOriginAsMetadata() async throws {
         let broker = try await TestBroker()

@@ -63,9 +63,16 @@ final class BridgedHost: Sendable {
     let bridge: ChildProcess
     let hostID: String
 
-    init(hostID: String, broker: String, exports: [String], imports: [String], extra: [String] = []) async throws {
+    init(
+        hostID: String,
+        broker: String,
+        exports: [String],
+        imports: [String],
+        extra: [String] = [],
+        daemonArguments: [String] = []
+    ) async throws {
         self.hostID = hostID
-        daemon = try await TestDaemon.start()
+        daemon = try await TestDaemon.start(arguments: daemonArguments)
         var arguments = ["--broker", broker, "--host-id", hostID, "--socket", daemon.socketPath] + extra
         for pattern in exports { arguments += ["--export", pattern] }
         for pattern in imports { arguments += ["--import", pattern] }
