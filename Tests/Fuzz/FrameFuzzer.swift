@@ -98,6 +98,8 @@ private struct Peer {
     var isGreeted = false
     var sawWelcome = false
     var sawError = false
+    /// The version WELCOME chose: in version 2 a refusal is not final.
+    var version: UInt16 = 1
     var lastLiveSequence: UInt64 = 0
 }
 
@@ -324,6 +326,7 @@ private struct Harness {
             case .welcome(let welcome):
                 peers[slot].isGreeted = true
                 peers[slot].output = FrameDecoder(role: .client, maxPayload: Int(welcome.maxPayload))
+                peers[slot].output.version = welcome.version
             case .error:
                 peers[slot].isGreeted = true
             default:
@@ -353,7 +356,8 @@ private struct Harness {
             switch frame {
             case .welcome(let welcome):
                 peers[slot].sawWelcome = true
-                require(welcome.version == ProtocolVersion.current, "WELCOME with version \(welcome.version)")
+                require(ProtocolVersion.supported.contains(welcome.version), "WELCOME with version \(welcome.version)")
+                peers[slot].version = welcome.version
                 require(Int(welcome.maxPayload) == FuzzLimits.maxPayload, "WELCOME with the wrong maxPayload")
             case .error:
                 break
@@ -367,8 +371,14 @@ private struct Harness {
         }
         switch frame {
         case .error(let error):
-            peers[slot].sawError = true
             require(error.reason.utf8.count <= Limits.maxReasonBytes, "ERROR reason too long")
+            // Version 2: a refusal answers one request, names it or 0 (a POST with request 0), and is not final.
+            if error.isRefusal {
+                require(peers[slot].sawWelcome && peers[slot].version >= 2, "a refusal on #\(slot) before version 2")
+                require(error.code.isRefusal, "REFUSAL set on \(error.code), a fatal code")
+            } else {
+                peers[slot].sawError = true
+            }
         case .notify(let notify):
             require(notify.sequence >= 1 && notify.sequence <= status.posted, "NOTIFY of a post never made")
             if notify.retained {
