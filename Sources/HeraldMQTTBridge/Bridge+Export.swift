@@ -82,7 +82,7 @@ extension Bridge {
             UserProperty(UserPropertyName.sequence, String(notification.sequence)),
             UserProperty(UserPropertyName.daemonPID, String(herald.daemonPID)),
         ]
-        if !payload.isEmpty, JSONValue.decode(payload) != nil {
+        if !payload.isEmpty, JSONText.isValid(payload) {
             properties.contentType = "application/json"
             properties.payloadFormatIndicator = 1
         }
