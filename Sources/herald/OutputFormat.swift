@@ -20,7 +20,9 @@ enum OutputFormat {
     /// Human style is `TIME NAME PAYLOAD (pid N)`, with ` [retained]` appended for a retained value. The payload is
     /// compact JSON when it parses as JSON, `base64:…` otherwise, and left out when it is empty (a post that cleared a
     /// retained value). JSON style is an object with `name`, `payload` (or `payloadBase64` when the payload is not
-    /// JSON), `seq`, `time`, `sender` and `retained`, in that order.
+    /// JSON), `seq`, `time`, `sender` and `retained`, in that order. A relayed post's origin (a bridge's import)
+    /// follows: ` from HOST` after the pid in human style, an `origin` member (`host`, `daemon`, `sequence`) last in
+    /// JSON style.
     static func line(for notification: HeraldNotification, style: OutputStyle) -> String {
         let time = timestamp(nanoseconds: notification.timeNanoseconds)
         let json = notification.payload.isEmpty ? nil : JSONValue.decode(notification.payload)
@@ -32,7 +34,11 @@ enum OutputFormat {
             } else if !notification.payload.isEmpty {
                 fields.append("base64:" + base64(notification.payload))
             }
-            fields.append("(pid \(notification.sender.pid))")
+            if let origin = notification.origin {
+                fields.append("(pid \(notification.sender.pid) from \(origin.host))")
+            } else {
+                fields.append("(pid \(notification.sender.pid))")
+            }
             if notification.isRetained {
                 fields.append("[retained]")
             }
@@ -46,14 +52,27 @@ enum OutputFormat {
                 ("uid", String(notification.sender.uid)),
                 ("gid", String(notification.sender.gid)),
             ])
-            return object([
+            var members = [
                 ("name", quoted(notification.name)),
                 payloadMember,
                 ("seq", String(notification.sequence)),
                 ("time", quoted(time)),
                 ("sender", sender),
                 ("retained", notification.isRetained ? "true" : "false"),
-            ]) + "\n"
+            ]
+            if let origin = notification.origin {
+                members.append(
+                    (
+                        "origin",
+                        object([
+                            ("host", quoted(origin.host)),
+                            ("daemon", quoted(origin.daemon)),
+                            ("sequence", String(origin.sequence)),
+                        ])
+                    )
+                )
+            }
+            return object(members) + "\n"
         }
     }
 

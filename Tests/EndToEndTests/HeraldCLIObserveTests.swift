@@ -138,6 +138,26 @@ import Testing
         #expect(sender["pid"] as? Int == Int(getpid()))
     }
 
+    /// A relayed post's origin (wire.md version 2), as a bridge's imports carry it, shows in both styles.
+    @Test func observeShowsARelayedPostsOrigin() async throws {
+        let daemon = try await TestDaemon.start()
+        let json = try await CLI.startSubscribed(["observe", "--json", "--count", "1", "relay.*"], daemon: daemon)
+        let human = try await CLI.startSubscribed(["observe", "--count", "1", "relay.*"], daemon: daemon)
+        let herald = try await Herald.connect(socketPath: daemon.socketPath)
+        let origin = HeraldNotification.Origin(host: "hostB", daemon: "4242", sequence: 17)
+        try await herald.postAcknowledged("relay.x", payload: Array("[1]".utf8), origin: origin)
+        await herald.close()
+
+        #expect(try await json.waitForExit() == 0)
+        let line = try CLI.object(try #require(json.stdoutLines.first))
+        let printed = try #require(line["origin"] as? [String: Any])
+        #expect(printed["host"] as? String == "hostB")
+        #expect(printed["daemon"] as? String == "4242")
+        #expect(printed["sequence"] as? Int == 17)
+        #expect(try await human.waitForExit() == 0)
+        #expect(human.stdoutLines.first?.contains("from hostB)") == true, "\(human.stdout)")
+    }
+
     @Test func observeWithCountTimesOutWith124() async throws {
         let daemon = try await TestDaemon.start()
         // The one notification is a retained value, which the observer prints as it subscribes: a live post from
