@@ -265,12 +265,7 @@ extension Connection {
             }
             return nil
         }
-        for buffer in touched {
-            buffer.flush()
-        }
-        for resumption in resumptions {
-            resumption.resume()
-        }
+        // Counted before any caller resumes: a flush() that returns has seen the refusals of the posts before it.
         for refusal in unawaited {
             // A post's: its request is a quiet post's id, or 0. Any other is the late answer to a request already
             // given up (a later pattern of a subscription whose first was refused), which nobody counts on.
@@ -279,6 +274,12 @@ extension Connection {
             } else {
                 options.logger?.debug("heraldd refused request \(refusal.request), no longer awaited: \(refusal)")
             }
+        }
+        for buffer in touched {
+            buffer.flush()
+        }
+        for resumption in resumptions {
+            resumption.resume()
         }
         return ending
     }
