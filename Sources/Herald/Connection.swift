@@ -105,11 +105,12 @@ final class Connection: Sendable {
         _ patterns: [Pattern],
         policy: BufferingPolicy,
         overflow: OverflowPolicy = .dropOldest,
-        monitor: Bool = false
+        monitor: Bool = false,
+        excludingOwnPosts: Bool = false
     ) async throws(HeraldError) -> (NotificationBuffer, ConsumptionCounter) {
         let continuation = NotificationBuffer(policy: policy)
         let consumed = ConsumptionCounter()
-        let subscription = Subscription(
+        var subscription = Subscription(
             patterns: patterns,
             continuation: continuation,
             policy: policy,
@@ -117,6 +118,7 @@ final class Connection: Sendable {
             isMonitor: monitor,
             consumed: consumed
         )
+        subscription.excludesOwnPosts = excludingOwnPosts
         do {
             try await register(subscription)
         } catch {
@@ -187,7 +189,8 @@ final class Connection: Sendable {
                         Frame.Subscribe(
                             subscription: id,
                             pattern: subscription.patterns[index],
-                            overflow: subscription.overflow
+                            overflow: subscription.overflow,
+                            noLocal: subscription.excludesOwnPosts && answersRefusals
                         )
                     )
                 try write(frame)

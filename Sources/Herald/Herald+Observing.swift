@@ -57,10 +57,15 @@ extension Herald {
     ///   ``HeraldError/Code/tooManySubscriptions`` when the patterns do not all fit, before anything is sent;
     ///   ``HeraldError/Code/timedOut``, ``HeraldError/Code/cancelled`` (nothing stays subscribed), or why the
     ///   connection ended.
+    /// - Parameter excludingOwnPosts: ask a version 2 daemon not to send this Herald's own posts for these patterns
+    ///   (`NO_LOCAL`), so that a client that posts what it also watches (a bridge importing what it exports) does not
+    ///   fill its queue with its own posts. Another stream of this Herald that takes one of them may still bring it
+    ///   here; a version 1 daemon sends them all.
     public func notifications(
         matching patterns: [String],
         bufferingPolicy: BufferingPolicy = .default,
-        overflow: OverflowPolicy = .dropOldest
+        overflow: OverflowPolicy = .dropOldest,
+        excludingOwnPosts: Bool = false
     ) async throws(HeraldError) -> HeraldNotifications {
         guard !patterns.isEmpty else {
             throw HeraldError(.invalidPattern, "no pattern to subscribe to: give at least one")
@@ -77,7 +82,8 @@ extension Herald {
         let (stream, consumed) = try await connection.subscribe(
             parsed,
             policy: bufferingPolicy,
-            overflow: overflow.wire
+            overflow: overflow.wire,
+            excludingOwnPosts: excludingOwnPosts
         )
         return HeraldNotifications(buffer: stream, consumed: consumed, owner: self)
     }

@@ -41,6 +41,8 @@ struct Subscription: Sendable {
     let policy: BufferingPolicy
     /// What the daemon does when this connection cannot keep up.
     var overflow: OverflowPolicy = .dropOldest
+    /// Whether the daemon is asked not to send this connection's own posts for it (version 2's `NO_LOCAL`).
+    var excludesOwnPosts = false
     /// A `MONITOR` rather than a `SUBSCRIBE`.
     var isMonitor = false
     /// What the consumer has taken; with `enqueued`, how full the buffer is.

@@ -140,7 +140,13 @@ extension Broker {
         else {
             return frameReceived(.post(post.post), from: id, now: now)
         }
-        let sequence = route(name: post.name, payload: post.payload, sender: mailboxes[id.rawValue].sender, now: now)
+        let sequence = route(
+            name: post.name,
+            payload: post.payload,
+            poster: id,
+            sender: mailboxes[id.rawValue].sender,
+            now: now
+        )
         // As in handlePost: the poster's own queue may have overflowed under DISCONNECT.
         if isClosing(id) { return .closeAfterFlush }
         if post.request != 0 && !post.quiet {

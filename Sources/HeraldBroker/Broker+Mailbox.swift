@@ -27,6 +27,8 @@ extension Broker {
         var isMonitor = false
         /// The protocol version `WELCOME` chose; 1 until then.
         @usableFromInline var version: UInt16 = 1
+        /// How many of the connection's subscriptions are `NO_LOCAL`: while none is, its own posts need no check.
+        var noLocalCount: UInt16 = 0
         /// Who is at the other end: what a post from here is stamped with. Here rather than in `Connection`, so
         /// that the per-post path reads only the mailbox.
         var sender = Sender(pid: 0, uid: 0, gid: 0)

@@ -18,6 +18,7 @@ extension Broker {
             payload: post.payload,
             retain: post.retain,
             origin: post.origin,
+            poster: id,
             sender: mailboxes[id.rawValue].sender,
             now: now
         )
@@ -41,6 +42,7 @@ extension Broker {
         payload: [UInt8],
         retain: Bool,
         origin: Frame.Origin? = nil,
+        poster: ConnectionID? = nil,
         sender: Sender,
         now: UInt64
     ) -> UInt64 {
@@ -61,12 +63,18 @@ extension Broker {
         if retain || origin != nil {
             var marked = notify
             marked.retain = retain
-            return routeMarked(marked, sender: sender)
+            return routeMarked(marked, poster: poster, sender: sender)
         }
         var name = name
         return name.withUTF8 { nameBytes in
             payload.withUnsafeBytes { payloadBytes in
-                route(name: UnsafeRawBufferPointer(nameBytes), payload: payloadBytes, sender: sender, now: now)
+                route(
+                    name: UnsafeRawBufferPointer(nameBytes),
+                    payload: payloadBytes,
+                    poster: poster,
+                    sender: sender,
+                    now: now
+                )
             }
         }
     }
@@ -79,13 +87,15 @@ extension Broker {
     mutating func route(
         name: UnsafeRawBufferPointer,
         payload: UnsafeRawBufferPointer,
+        poster: ConnectionID? = nil,
         sender: Sender,
         now: UInt64
     ) -> UInt64 {
         lastSequence += 1
         posted += 1
         let sequence = lastSequence
-        let found = index.matches(ofName: name)
+        var found = index.matches(ofName: name)
+        if let poster { excludeOwnPost(from: &found, poster: poster, name: name) }
         if !found.isEmpty {
             let size = Frame.Notify.encodedSize(nameCount: name.count, payloadCount: payload.count)
             if arenaUsed + size > arena.capacity { endTurn() }
@@ -111,14 +121,18 @@ extension Broker {
     /// common case, never come here.
     ///
     /// - Returns: The post's sequence number.
-    mutating func routeMarked(_ notify: Frame.Notify, sender: Sender) -> UInt64 {
+    mutating func routeMarked(_ notify: Frame.Notify, poster: ConnectionID?, sender: Sender) -> UInt64 {
         lastSequence += 1
         posted += 1
         let sequence = lastSequence
         var marked = notify
         marked.sequence = sequence
         var name = notify.name
-        let found = name.withUTF8 { index.matches(ofName: UnsafeRawBufferPointer($0)) }
+        let found = name.withUTF8 { bytes in
+            var found = index.matches(ofName: UnsafeRawBufferPointer(bytes))
+            if let poster { excludeOwnPost(from: &found, poster: poster, name: UnsafeRawBufferPointer(bytes)) }
+            return found
+        }
         guard !found.isEmpty else { return sequence }
         var plain: [ConnectionID] = []
         var current: [ConnectionID] = []
@@ -139,6 +153,18 @@ extension Broker {
             deliver(arenaOffset: offset, size: size, sequence: sequence, to: ids)
         }
         return sequence
+    }
+
+    /// Takes the poster out of the connections a post goes to when every one of its subscriptions that the name
+    /// matches is `NO_LOCAL` (version 2). One load for a poster with no such subscription, the common case; the scan
+    /// of its own subscriptions, which it pays for, only otherwise.
+    @inline(__always)
+    private func excludeOwnPost(from found: inout [ConnectionID], poster: ConnectionID, name: UnsafeRawBufferPointer) {
+        guard mailboxes[poster.rawValue].noLocalCount > 0, let place = found.firstIndex(of: poster) else { return }
+        let text = String(decoding: name, as: UTF8.self)
+        let subscriptions = connections[poster.rawValue]?.subscriptions ?? [:]
+        let taken = subscriptions.values.contains { !$0.noLocal && $0.pattern.matches(text) }
+        if !taken { found.remove(at: place) }
     }
 
     /// Queues a retained value replayed for one `SUBSCRIBE` or `GET` (`request`), as the connection's version has it.

@@ -28,7 +28,13 @@ extension Broker {
         if let error = patternCostRefusal(subscribe.pattern, request: subscribe.subscription, on: id) {
             return refuse(id, error)
         }
-        addSubscription(subscribe.subscription, subscribe.pattern, subscribe.overflow, on: id)
+        addSubscription(
+            subscribe.subscription,
+            subscribe.pattern,
+            subscribe.overflow,
+            noLocal: subscribe.noLocal,
+            on: id
+        )
         // Retained values first, oldest post first, then the ACK: wire.md's "no gap". A wildcard's may be many: they
         // are fed as the subscriber drains (Broker+Replay).
         guard subscribe.pattern.isExact else {
@@ -46,9 +52,15 @@ extension Broker {
         _ subscription: UInt32,
         _ pattern: Pattern,
         _ overflow: OverflowPolicy,
+        noLocal: Bool = false,
         on id: ConnectionID
     ) {
-        connections[id.rawValue]!.subscriptions[subscription] = Subscription(pattern: pattern, overflow: overflow)
+        connections[id.rawValue]!.subscriptions[subscription] = Subscription(
+            pattern: pattern,
+            overflow: overflow,
+            noLocal: noLocal
+        )
+        if noLocal { mailboxes[id.rawValue].noLocalCount += 1 }
         connections[id.rawValue]!.patternCost += pattern.cost
         index.insert(pattern, for: id)
         subscriptionCount += 1
@@ -70,6 +82,7 @@ extension Broker {
         }
         index.remove(subscription.pattern, for: id)
         connections[id.rawValue]!.patternCost -= subscription.pattern.cost
+        if subscription.noLocal { mailboxes[id.rawValue].noLocalCount -= 1 }
         subscriptionCount -= 1
         updatePolicy(of: id)
         return .none

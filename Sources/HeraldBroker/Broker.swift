@@ -77,6 +77,8 @@ public struct Broker {
     struct Subscription {
         let pattern: Pattern
         let overflow: OverflowPolicy
+        /// Version 2's `NO_LOCAL`: posts made on this connection do not match it.
+        var noLocal = false
     }
 
     /// What the broker knows of one open connection besides its `Mailbox`.

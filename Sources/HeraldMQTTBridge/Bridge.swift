@@ -139,7 +139,9 @@ public final class Bridge {
             // different patterns out of their order, and one matching two of them twice.
             Task(executorPreference: herald.taskExecutor) {
                 do {
-                    let notifications = try await herald.notifications(matching: exports)
+                    // Not its own posts: the imports would come back here, crowd its queue in heraldd during a
+                    // flood and push out the posts it is to export.
+                    let notifications = try await herald.notifications(matching: exports, excludingOwnPosts: true)
                     for pattern in exports { continuation.yield(.exporting(pattern)) }
                     for await notification in notifications where inbox.append(notification) {
                         continuation.yield(.local)

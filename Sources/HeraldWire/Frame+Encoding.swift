@@ -36,7 +36,7 @@ extension Frame {
             (notify.retained ? FrameFlags.retained : 0) | (notify.retain ? FrameFlags.notifyRetain : 0)
                 | (notify.origin != nil ? FrameFlags.notifyOrigin : 0)
         case .error(let error): error.isRefusal ? FrameFlags.refusal : 0
-        case .subscribe(let subscribe): subscribe.overflow.rawValue
+        case .subscribe(let subscribe): subscribe.overflow.rawValue | (subscribe.noLocal ? FrameFlags.noLocal : 0)
         case .will(let will): will.retain ? FrameFlags.retain : 0
         case .namesReport(let report): report.more ? FrameFlags.more : 0
         default: 0

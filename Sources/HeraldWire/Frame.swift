@@ -139,11 +139,19 @@ extension Frame {
         public var pattern: Pattern
         /// What the daemon does when this connection cannot keep up.
         public var overflow: OverflowPolicy
+        /// Version 2: posts made on this connection do not match this subscription.
+        public var noLocal: Bool
 
-        public init(subscription: UInt32, pattern: Pattern, overflow: OverflowPolicy = .dropOldest) {
+        public init(
+            subscription: UInt32,
+            pattern: Pattern,
+            overflow: OverflowPolicy = .dropOldest,
+            noLocal: Bool = false
+        ) {
             self.subscription = subscription
             self.pattern = pattern
             self.overflow = overflow
+            self.noLocal = noLocal
         }
     }
 
@@ -451,6 +459,8 @@ public enum FrameFlags {
     public static let refusal: UInt8 = 0x01
     /// `SUBSCRIBE`: the two bits of the overflow policy.
     public static let overflowMask: UInt8 = 0x03
+    /// `SUBSCRIBE`, version 2: posts made on this connection do not match the subscription.
+    public static let noLocal: UInt8 = 0x04
     /// `NAMES_REPORT`: more frames follow.
     public static let more: UInt8 = 0x01
 }

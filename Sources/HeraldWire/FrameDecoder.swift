@@ -178,7 +178,7 @@ public struct FrameDecoder: Sendable {
             case .will: FrameFlags.retain
             case .notify:
                 two ? FrameFlags.retained | FrameFlags.notifyRetain | FrameFlags.notifyOrigin : FrameFlags.retained
-            case .subscribe: FrameFlags.overflowMask
+            case .subscribe: two ? FrameFlags.overflowMask | FrameFlags.noLocal : FrameFlags.overflowMask
             case .namesReport: FrameFlags.more
             case .error: two ? FrameFlags.refusal : 0
             default: 0
@@ -239,7 +239,8 @@ public struct FrameDecoder: Sendable {
                 Frame.Subscribe(
                     subscription: subscription,
                     pattern: try Pattern(text, request: subscription),
-                    overflow: overflow
+                    overflow: overflow,
+                    noLocal: flags & FrameFlags.noLocal != 0
                 )
             )
         case .unsubscribe:

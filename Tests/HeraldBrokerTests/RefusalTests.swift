@@ -208,3 +208,51 @@ struct RefusalTests {
         #expect(replayedPlain.retained && replayedPlain.origin == nil)
     }
 }
+
+/// Version 2's `NO_LOCAL`: a connection's own posts do not match such a subscription.
+struct NoLocalTests {
+    @Test func aNoLocalSubscriptionDoesNotGetItsOwnConnectionsPosts() {
+        var harness = BrokerHarness()
+        let bridge = harness.connect(1, version: 2)
+        let other = harness.connect(2, version: 2)
+        harness.send(.subscribe(.init(subscription: 1, pattern: try! Pattern("a.*"), noLocal: true)), from: bridge)
+        harness.subscribe(other, 1, "a.*")
+        _ = harness.output(of: bridge)
+        _ = harness.output(of: other)
+        harness.post(bridge, "a.mine", "1")
+        harness.post(other, "a.theirs", "2")
+        #expect(BrokerHarness.notifications(harness.output(of: bridge)) == ["a.theirs"])
+        #expect(BrokerHarness.notifications(harness.output(of: other)) == ["a.mine", "a.theirs"])
+    }
+
+    @Test func aSubscriptionWithoutItStillTakesTheConnectionsOwnPosts() {
+        var harness = BrokerHarness()
+        let client = harness.connect(1, version: 2)
+        harness.send(.subscribe(.init(subscription: 1, pattern: try! Pattern("a.*"), noLocal: true)), from: client)
+        harness.subscribe(client, 2, "a.kept")
+        _ = harness.output(of: client)
+        harness.post(client, "a.kept", "1")
+        harness.post(client, "a.other", "2")
+        harness.post(client, "a.retained", "3", retain: true)
+        #expect(BrokerHarness.notifications(harness.output(of: client)) == ["a.kept"])
+        // Once the subscription without it goes, none of its own posts come back.
+        harness.send(.unsubscribe(.init(subscription: 2)), from: client)
+        harness.post(client, "a.kept", "4")
+        #expect(BrokerHarness.notifications(harness.output(of: client)).isEmpty)
+    }
+
+    @Test func noLocalIsInvalidFlagsInVersion1() {
+        var harness = BrokerHarness()
+        let client = harness.connect(1, version: 1)
+        let outcome = harness.send(
+            .subscribe(.init(subscription: 1, pattern: try! Pattern("a.*"), noLocal: true)),
+            from: client
+        )
+        #expect(outcome.closesConnection)
+        guard case .error(let error) = harness.output(of: client).first else {
+            Issue.record("no ERROR")
+            return
+        }
+        #expect(error.code == .invalidFlags)
+    }
+}

@@ -107,6 +107,21 @@ struct RefusalTests {
         }
     }
 
+    @Test func aStreamExcludingOwnPostsGetsOnlyOtherClientsPosts() async throws {
+        try await withDaemon { daemon in
+            let bridge = try await connect(daemon, reconnects: false)
+            let other = try await connect(daemon, reconnects: false)
+            let stream = try await bridge.notifications(matching: ["n.*"], excludingOwnPosts: true)
+            try await bridge.post("n.mine")
+            try await other.post("n.theirs")
+            try await bridge.flush()
+            // A marker after both: had its own post come back, it would be among the first two.
+            try await other.post("n.marker")
+            let received = await collect(2, from: stream)
+            #expect(received.map(\.name) == ["n.theirs", "n.marker"])
+        }
+    }
+
     /// A version 1 daemon: a refusal still ends the connection, as it did, and origins are not sent.
     @Test func againstAVersion1DaemonARefusalEndsTheConnectionAsBefore() async throws {
         try await withDaemon(["--max-protocol-version", "1", "--max-retained", "1"]) { daemon in

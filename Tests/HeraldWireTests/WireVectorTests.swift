@@ -121,6 +121,7 @@ struct WireVectorTests {
                 payload: Array("[1,2]".utf8)
             )
         ),
+        "subscribe-no-local": .subscribe(.init(subscription: 3, pattern: try! Pattern("**"), noLocal: true)),
         "error-refusal": .error(
             WireError(
                 .tooManyRetained,
