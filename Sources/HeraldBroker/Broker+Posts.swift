@@ -84,6 +84,9 @@ extension Broker {
     /// `NOTIFY` once into the arena and queues it to each of them.
     ///
     /// - Returns: The post's sequence number.
+    // Always inlined: since it takes the poster, the compiler stopped inlining it into postReceived, and the call
+    // cost ~38 instructions a post at fan-out 1 (callgrind).
+    @inline(__always)
     mutating func route(
         name: UnsafeRawBufferPointer,
         payload: UnsafeRawBufferPointer,
