@@ -40,6 +40,8 @@ final class NotificationBuffer: Sendable {
         var waiter: Waiter?
         var finished = false
         var terminated = false
+        /// Why the buffer was finished, when its owner said.
+        var endReason: HeraldError?
         var onTermination: (@Sendable (Termination) -> Void)?
 
         /// Keeps `used` (empty) as the spare array if there is none and it is small enough.
@@ -75,6 +77,28 @@ final class NotificationBuffer: Sendable {
     var onTermination: (@Sendable (Termination) -> Void)? {
         get { state.withLock { $0.onTermination } }
         set { state.withLock { $0.onTermination = newValue } }
+    }
+
+    /// Replaces ``onTermination``, unless the buffer has already ended: a handler set on an ended buffer would
+    /// never be called, and whatever it was to undo would stay done (a subscription nobody reads).
+    ///
+    /// - Returns: whether the handler was installed; false when the buffer had ended, and the caller undoes it now.
+    func installTermination(_ handler: @escaping @Sendable (Termination) -> Void) -> Bool {
+        state.withLock { state in
+            guard !state.finished && !state.terminated else { return false }
+            state.onTermination = handler
+            return true
+        }
+    }
+
+    /// Whether the buffer has ended: finished, or its consumer gone.
+    var hasEnded: Bool {
+        state.withLock { $0.finished || $0.terminated }
+    }
+
+    /// Why the buffer was finished, if its owner said: what ended the stream for its consumer.
+    var endReason: HeraldError? {
+        state.withLock { $0.endReason }
     }
 
     /// Queues `notification` for the consumer, without waking it: the caller ``flush()``es after its batch.
@@ -134,11 +158,14 @@ final class NotificationBuffer: Sendable {
     }
 
     /// No more notifications: the consumer gets what is queued, then the end.
-    func finish() {
+    ///
+    /// - Parameter reason: why, for ``endReason``.
+    func finish(_ reason: HeraldError? = nil) {
         let (waiter, handler) = state.withLock {
             state -> (Waiter?, (@Sendable (Termination) -> Void)?) in
             guard !state.finished && !state.terminated else { return (nil, nil) }
             state.finished = true
+            state.endReason = reason
             defer {
                 state.waiter = nil
                 state.onTermination = nil
