@@ -214,10 +214,15 @@ public final class Herald: Sendable {
     /// round trip. A bridge uses it to acknowledge a message upstream once it can no longer be lost here. While the
     /// daemon reads nothing, this waits at most `Options.requestTimeout`, after which the connection ends.
     ///
-    /// - Throws: why the connection ended, if it has (posts not yet written when it ended are lost).
+    /// - Throws: why the connection ended, if it has (posts not yet written when it ended are lost), or
+    ///   ``HeraldError/Code/cancelled`` when the task was cancelled (it returns at once; the posts stay queued).
     public func waitUntilWritten() async throws(HeraldError) {
+        let connection = self.connection
         await connection.drainOutput()
         if let reason = connection.closedReason { throw reason }
+        if Task.isCancelled {
+            throw HeraldError(.cancelled, "the task waiting for the posts to be written was cancelled")
+        }
     }
 
     /// A barrier: sends `PING` and waits for its `ACK`.
