@@ -66,6 +66,13 @@ final class NotificationBuffer: Sendable {
     /// notifications.
     static let spareCapacity = 64
 
+    /// How many notifications a buffer holds before those queued behind them are compacted
+    /// (``HeraldNotification/compacted()``): a consumer that keeps up takes each read's notifications as they are,
+    /// pointing into the read; one that lags, or never reads, would otherwise keep a whole read (up to 64 KiB) per
+    /// notification it has not taken. Past this many, each keeps at most about twice its own bytes, so what a stream
+    /// holds is bounded by the bytes it actually holds, plus this many reads at most.
+    static let sharedLimit = 64
+
     private let state = Mutex(State())
     private let policy: BufferingPolicy
 
@@ -111,10 +118,10 @@ final class NotificationBuffer: Sendable {
                 return .dropped(notification)
             case .bufferingNewest(let limit) where state.items.count >= max(1, limit):
                 let oldest = state.items.removeFirst()
-                state.items.append(notification)
+                state.items.append(state.items.count < Self.sharedLimit ? notification : notification.compacted())
                 return .dropped(oldest)
             default:
-                state.items.append(notification)
+                state.items.append(state.items.count < Self.sharedLimit ? notification : notification.compacted())
                 return .enqueued
             }
         }
@@ -139,8 +146,12 @@ final class NotificationBuffer: Sendable {
             if accepted == batch.count && state.items.isEmpty {
                 // The usual case when the consumer keeps up: the whole batch becomes the queue, no copy.
                 swap(&state.items, &batch)
-            } else {
+            } else if state.items.count + accepted <= Self.sharedLimit {
                 state.items.append(contentsOf: batch[..<accepted])
+            } else {
+                for notification in batch[..<accepted] {
+                    state.items.append(state.items.count < Self.sharedLimit ? notification : notification.compacted())
+                }
             }
             return accepted
         }
