@@ -38,7 +38,9 @@ extension Connection {
         _ cancellation: HandshakeCancellation,
         _ continuation: CheckedContinuation<Result<Connection, HeraldError>, Never>
     ) {
+        executor.liveThreads.add(1, ordering: .relaxed)
         let thread = Thread {
+            defer { executor.liveThreads.subtract(1, ordering: .relaxed) }
             let connection: Connection
             do throws(HeraldError) {
                 connection = try handshake(

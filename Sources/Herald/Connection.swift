@@ -38,6 +38,7 @@ final class Connection: Sendable {
     ) {
         self.socket = socket
         self.executor = executor
+        executor.liveConnections.add(1, ordering: .relaxed)
         self.socketPath = socketPath
         self.welcome = welcome
         self.options = options
@@ -53,6 +54,10 @@ final class Connection: Sendable {
 
     /// What ``lostHandler`` is: given the subscriptions, the reason, and whether reconnecting can help.
     typealias LostHandler = @Sendable (_ subscriptions: [Subscription], _ reason: HeraldError, _ retry: Bool) -> Void
+
+    deinit {
+        executor.liveConnections.subtract(1, ordering: .relaxed)
+    }
 
     /// Why the connection ended, or nil while it is open.
     var closedReason: HeraldError? {

@@ -103,6 +103,23 @@ final class NotificationBuffer: Sendable {
         state.withLock { $0.finished || $0.terminated }
     }
 
+    /// What the notifications queued for the consumer hold: their own bytes (name and payload), and the bytes they
+    /// keep allocated, each buffer they share counted once.
+    func queuedRetention() -> (own: Int, retained: Int) {
+        state.withLock { state in
+            var seen: Set<ObjectIdentifier> = []
+            var own = 0
+            var retained = 0
+            for notification in state.items {
+                own += notification.ownByteCount
+                if seen.insert(ObjectIdentifier(notification.bytes)).inserted {
+                    retained += notification.retainedByteCount
+                }
+            }
+            return (own, retained)
+        }
+    }
+
     /// Why the buffer was finished, if its owner said: what ended the stream for its consumer.
     var endReason: HeraldError? {
         state.withLock { $0.endReason }

@@ -93,6 +93,12 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     }
 
     private let state: Mutex<State>
+    /// Connections of this executor's ``Herald`` not yet freed (each holds a socket), for the tests that check a
+    /// Herald leaves nothing behind: the process's own counts are shared with everything else a test run does.
+    let liveConnections = Atomic<Int>(0)
+    /// Threads of this executor's ``Herald`` still running: each connection's, from its handshake until its reader
+    /// ends.
+    let liveThreads = Atomic<Int>(0)
 
     init() {
         var initial = State()

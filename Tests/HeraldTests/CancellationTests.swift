@@ -1,0 +1,147 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+@testable import Herald
+
+/// Issue 28: cancellation ends every wait of the library at once, and `close()` returns in bounded time whatever the
+/// daemon does.
+@Suite struct CancellationTests {
+    @Test func aCancelledPostWaitingForRoomReturnsAtOnceAndTheConnectionStaysUp() async throws {
+        try await withDaemon { daemon in
+            let herald = try await Herald.connect(
+                socketPath: daemon.socketPath,
+                options: Herald.Options(clientName: "cancel", requestTimeout: .seconds(30))
+            )
+            daemon.process.signal(SIGSTOP)
+            let payload = [UInt8](repeating: 0x61, count: 16_000)
+            let clock = ContinuousClock()
+            let posting = Task { () -> (HeraldError?, ContinuousClock.Instant) in
+                do throws(HeraldError) {
+                    while true { try await herald.post("fill", payload: payload) }
+                } catch {
+                    return (error, clock.now)
+                }
+            }
+            // The socket and the outgoing buffer are full: the post waits for room.
+            #expect(try await eventually { herald.connection.writer.withLock { !$0.roomWaiters.isEmpty } })
+            let cancelledAt = clock.now
+            posting.cancel()
+            let (error, returnedAt) = await posting.value
+            daemon.process.signal(SIGCONT)
+            #expect(error?.code == .cancelled)
+            #expect(returnedAt - cancelledAt < .milliseconds(100), "returned \(returnedAt - cancelledAt) after")
+            try await herald.flush()
+            #expect(herald.isConnected)
+            await herald.close()
+        }
+    }
+
+    @Test func aCancelledRequestReturnsAtOnceAndTheConnectionStaysUp() async throws {
+        try await withDaemon { daemon in
+            let herald = try await Herald.connect(
+                socketPath: daemon.socketPath,
+                options: Herald.Options(clientName: "cancel", requestTimeout: .seconds(30))
+            )
+            daemon.process.signal(SIGSTOP)
+            let clock = ContinuousClock()
+            let flushing = Task { () -> (HeraldError?, ContinuousClock.Instant) in
+                do throws(HeraldError) {
+                    try await herald.flush()
+                    return (nil, clock.now)
+                } catch {
+                    return (error, clock.now)
+                }
+            }
+            #expect(try await eventually { herald.connection.state.withLock { !$0.pending.isEmpty } })
+            let cancelledAt = clock.now
+            flushing.cancel()
+            let (error, returnedAt) = await flushing.value
+            daemon.process.signal(SIGCONT)
+            #expect(error?.code == .cancelled)
+            #expect(returnedAt - cancelledAt < .milliseconds(100), "returned \(returnedAt - cancelledAt) after")
+            try await herald.flush()
+            await herald.close()
+        }
+    }
+
+    @Test func closeReturnsWithinASecondAgainstAStoppedDaemon() async throws {
+        try await withDaemon { daemon in
+            let herald = try await Herald.connect(
+                socketPath: daemon.socketPath,
+                options: Herald.Options(clientName: "cancel", requestTimeout: .seconds(30))
+            )
+            let executor = herald.connection.executor
+            let stream = try await herald.notifications(matching: "x")
+            daemon.process.signal(SIGSTOP)
+            defer { daemon.process.signal(SIGCONT) }
+            let clock = ContinuousClock()
+            let started = clock.now
+            await herald.close()
+            let took = clock.now - started
+            #expect(took < .seconds(1), "close() took \(took)")
+            #expect(await ends(stream))
+            // Each thread ends right after it lets its waiters go.
+            #expect(try await eventually { executor.liveThreads.load(ordering: .relaxed) == 0 })
+        }
+    }
+
+    @Test func closeReturnsWithinASecondWhileReconnectingToAStoppedDaemon() async throws {
+        let directory = TemporaryDirectory()
+        let first = try await TestDaemon.start(directory: directory)
+        let herald = try await Herald.connect(
+            socketPath: first.socketPath,
+            options: Herald.Options(clientName: "cancel", requestTimeout: .seconds(30))
+        )
+        let executor = herald.connection.executor
+        let stream = try await herald.notifications(matching: "x")
+        try await first.stop(signal: SIGKILL)
+        let second = try await TestDaemon.start(directory: directory)
+        second.process.signal(SIGSTOP)
+        defer { second.process.signal(SIGCONT) }
+        // An attempt's thread waits in the handshake with the stopped daemon (the first connection's has ended).
+        #expect(try await eventually { executor.liveThreads.load(ordering: .relaxed) == 1 })
+        let clock = ContinuousClock()
+        let started = clock.now
+        await herald.close()
+        let took = clock.now - started
+        #expect(took < .seconds(1), "close() took \(took)")
+        #expect(await ends(stream))
+        // Each thread ends right after it lets its waiters go.
+        #expect(try await eventually { executor.liveThreads.load(ordering: .relaxed) == 0 })
+    }
+}
+
+/// Issue 28: what a stream nobody reads keeps is bounded by the bytes its notifications hold.
+@Suite struct NotificationRetentionTests {
+    @Test func aStreamNeverReadKeepsAboutTheBytesItsNotificationsHold() async throws {
+        try await withDaemon { daemon in
+            let herald = try await connect(daemon)
+            let unread = try await herald.notifications(matching: "memory.*", bufferingPolicy: .bufferingOldest(5_000))
+            let read = try await herald.notifications(matching: "memory.*", bufferingPolicy: .bufferingOldest(5_000))
+            let reader = Task {
+                var taken = 0
+                for await notification in read {
+                    if notification.name == "memory.end" { break }
+                    taken += 1
+                }
+                return taken
+            }
+            let poster = try await connect(daemon)
+            let rounds = 1_000
+            let payload = [UInt8](repeating: 0x61, count: 20_000)
+            for _ in 0..<rounds {
+                try await poster.post("memory.big", payload: payload)
+            }
+            try await poster.post("memory.end", payload: [])
+            #expect(await reader.value == rounds)
+            let (own, retained) = unread.lifetime.buffer.queuedRetention()
+            #expect(own >= rounds * payload.count)
+            // Within twice what the notifications hold, plus the reads of the first notifications, which the
+            // buffer hands over as they were read.
+            let constant = NotificationBuffer.sharedLimit * ReceiveBuffer.standardCapacity
+            #expect(retained <= 2 * own + constant, "\(retained) bytes kept for \(own) held")
+            await herald.close()
+        }
+    }
+}
