@@ -38,9 +38,9 @@ extension Connection {
         _ cancellation: HandshakeCancellation,
         _ continuation: CheckedContinuation<Result<Connection, HeraldError>, Never>
     ) {
-        executor.liveThreads.add(1, ordering: .relaxed)
+        executor.resources.threads.add(1, ordering: .relaxed)
         let thread = Thread {
-            defer { executor.liveThreads.subtract(1, ordering: .relaxed) }
+            defer { executor.resources.threads.subtract(1, ordering: .relaxed) }
             let connection: Connection
             do throws(HeraldError) {
                 connection = try handshake(

@@ -38,7 +38,7 @@ final class Connection: Sendable {
     ) {
         self.socket = socket
         self.executor = executor
-        executor.liveConnections.add(1, ordering: .relaxed)
+        executor.resources.connections.add(1, ordering: .relaxed)
         self.socketPath = socketPath
         self.welcome = welcome
         self.options = options
@@ -56,7 +56,7 @@ final class Connection: Sendable {
     typealias LostHandler = @Sendable (_ subscriptions: [Subscription], _ reason: HeraldError, _ retry: Bool) -> Void
 
     deinit {
-        executor.liveConnections.subtract(1, ordering: .relaxed)
+        executor.resources.connections.subtract(1, ordering: .relaxed)
     }
 
     /// Why the connection ended, or nil while it is open.

@@ -71,7 +71,7 @@ import Testing
                 socketPath: daemon.socketPath,
                 options: Herald.Options(clientName: "cancel", requestTimeout: .seconds(30))
             )
-            let executor = herald.connection.executor
+            let executor = herald.connection.executor.resources
             let stream = try await herald.notifications(matching: "x")
             daemon.process.signal(SIGSTOP)
             defer { daemon.process.signal(SIGCONT) }
@@ -82,7 +82,7 @@ import Testing
             #expect(took < .seconds(1), "close() took \(took)")
             #expect(await ends(stream))
             // Each thread ends right after it lets its waiters go.
-            #expect(try await eventually { executor.liveThreads.load(ordering: .relaxed) == 0 })
+            #expect(try await eventually { executor.threads.load(ordering: .relaxed) == 0 })
         }
     }
 
@@ -93,14 +93,14 @@ import Testing
             socketPath: first.socketPath,
             options: Herald.Options(clientName: "cancel", requestTimeout: .seconds(30))
         )
-        let executor = herald.connection.executor
+        let executor = herald.connection.executor.resources
         let stream = try await herald.notifications(matching: "x")
         try await first.stop(signal: SIGKILL)
         let second = try await TestDaemon.start(directory: directory)
         second.process.signal(SIGSTOP)
         defer { second.process.signal(SIGCONT) }
         // An attempt's thread waits in the handshake with the stopped daemon (the first connection's has ended).
-        #expect(try await eventually { executor.liveThreads.load(ordering: .relaxed) == 1 })
+        #expect(try await eventually { executor.threads.load(ordering: .relaxed) == 1 })
         let clock = ContinuousClock()
         let started = clock.now
         await herald.close()
@@ -108,7 +108,7 @@ import Testing
         #expect(took < .seconds(1), "close() took \(took)")
         #expect(await ends(stream))
         // Each thread ends right after it lets its waiters go.
-        #expect(try await eventually { executor.liveThreads.load(ordering: .relaxed) == 0 })
+        #expect(try await eventually { executor.threads.load(ordering: .relaxed) == 0 })
     }
 }
 

@@ -15,8 +15,8 @@ import Testing
     }
 
     /// The resources a Herald holds of its own: connections not yet freed (a socket each) and threads.
-    func resources(_ executor: ReaderExecutor) -> (connections: Int, threads: Int) {
-        (executor.liveConnections.load(ordering: .relaxed), executor.liveThreads.load(ordering: .relaxed))
+    func resources(_ executor: HeraldResources) -> (connections: Int, threads: Int) {
+        (executor.connections.load(ordering: .relaxed), executor.threads.load(ordering: .relaxed))
     }
 
     @Test func aDaemonThatClosesRightAfterWelcomeIsRetriedUntilOneStays() async throws {
@@ -97,7 +97,7 @@ import Testing
                 will: Herald.Will(name: "fault.gone", userInfo: [:])
             )
         )
-        let executor = herald.connection.executor
+        let executor = herald.connection.executor.resources
         standIn.dropConnections()
         #expect(try await eventually(timeout: .seconds(30)) { standIn.accepted >= 6 })
         // Each failed attempt closed its connection: the stand-in saw them end, and the Herald holds one dead
@@ -137,7 +137,7 @@ import Testing
             socketPath: path,
             options: Herald.Options(clientName: "fault", requestTimeout: .seconds(30))
         )
-        let executor = herald.connection.executor
+        let executor = herald.connection.executor.resources
         let stream = try await herald.notifications(matching: "x")
         standIn.dropConnections()
         #expect(try await eventually { standIn.framesRead(onConnection: 1) == 1 })
