@@ -14,8 +14,10 @@ import Synchronization
 ///
 /// One `Herald` is one socket at a time, read by one background thread (or a ``ReaderGroup``'s). Every method may be
 /// called from any task. When the daemon goes away, the Herald reconnects by itself (``Options/reconnects``) and
-/// re-subscribes every live subscription, telling each stream with a `herald.reconnected` notice. It ends with
-/// ``close()``, or when the last reference to this object (or to a stream made from it) is released.
+/// re-subscribes every live subscription, telling each stream with a `herald.reconnected` notice; a stream is then
+/// always live on the current connection, waiting for the next, or ended with its reason
+/// (``HeraldNotifications/endReason``). It ends with ``close()``, or when the last reference to this object (or to a
+/// stream made from it) is released.
 public final class Herald: Sendable {
     let current: Mutex<Connection>
     /// The reconnection's decisions and the tasks carrying them out, under one lock: a task is started and stored
@@ -61,6 +63,11 @@ public final class Herald: Sendable {
     /// ``ReaderGroup`` the reader thread is the group's thread that reads this connection, with others: a task on it
     /// holds those up too while it runs. Between connections, after the Herald closes, and where the reader cannot be
     /// woken for them (no eventfd: not Linux), the tasks run on the global concurrent executor.
+    ///
+    /// It is also how an app that must not wake while nothing happens stays asleep: the Herald's reader threads
+    /// sleep in the kernel, but once the global concurrent executor has a thread, libdispatch's workqueue monitor
+    /// wakes the process once a second. Work kept on this executor (and on executors of the app's own) does not arm
+    /// it.
     public var taskExecutor: any TaskExecutor { connection.executor }
 
     /// Connects to the session's daemon and completes the `HELLO`/`WELCOME` handshake.

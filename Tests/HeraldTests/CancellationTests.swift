@@ -114,21 +114,42 @@ import Testing
 
 /// Issue 28: what a stream nobody reads keeps is bounded by the bytes its notifications hold.
 @Suite struct NotificationRetentionTests {
+    /// The process's resident memory, from /proc/self/statm.
+    static func residentBytes() -> Int {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let pages = statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
     @Test func aStreamNeverReadKeepsAboutTheBytesItsNotificationsHold() async throws {
         try await withDaemon { daemon in
             let herald = try await connect(daemon)
-            let unread = try await herald.notifications(matching: "memory.*", bufferingPolicy: .bufferingOldest(5_000))
-            let read = try await herald.notifications(matching: "memory.*", bufferingPolicy: .bufferingOldest(5_000))
+            // HERALD_RETENTION_ROUNDS=6000 is the issue's run; it then prints the process's resident memory.
+            let environment = ProcessInfo.processInfo.environment["HERALD_RETENTION_ROUNDS"]
+            let rounds = environment.flatMap { Int($0) } ?? 1_000
+            let residentBefore = Self.residentBytes()
+            let unread = try await herald.notifications(
+                matching: "memory.*",
+                bufferingPolicy: .bufferingOldest(rounds + 1)
+            )
+            let read = try await herald.notifications(
+                matching: "memory.*",
+                bufferingPolicy: .bufferingOldest(rounds + 1)
+            )
             let reader = Task {
                 var taken = 0
                 for await notification in read {
                     if notification.name == "memory.end" { break }
-                    taken += 1
+                    // A connection that falls behind heraldd may lose some, each counted in a notice.
+                    if case .dropped(let count, _, _) = notification.notice {
+                        taken += Int(count)
+                    } else {
+                        taken += 1
+                    }
                 }
                 return taken
             }
             let poster = try await connect(daemon)
-            let rounds = 1_000
             let payload = [UInt8](repeating: 0x61, count: 20_000)
             for _ in 0..<rounds {
                 try await poster.post("memory.big", payload: payload)
@@ -136,11 +157,15 @@ import Testing
             try await poster.post("memory.end", payload: [])
             #expect(await reader.value == rounds)
             let (own, retained) = unread.lifetime.buffer.queuedRetention()
-            #expect(own >= rounds * payload.count)
+            #expect(own >= rounds * payload.count * 9 / 10)
             // Within twice what the notifications hold, plus the reads of the first notifications, which the
             // buffer hands over as they were read.
             let constant = NotificationBuffer.sharedLimit * ReceiveBuffer.standardCapacity
             #expect(retained <= 2 * own + constant, "\(retained) bytes kept for \(own) held")
+            if environment != nil {
+                let grown = Self.residentBytes() - residentBefore
+                print("\(rounds) rounds: unread stream holds \(own) B, keeps \(retained) B; RSS grew \(grown) B")
+            }
             await herald.close()
         }
     }
