@@ -111,6 +111,27 @@ import Testing
         #expect(resources(executor).connections <= 1)
     }
 
+    @Test func closeRacingALossLeavesNoReconnectBehind() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("socket")
+        let standIn = try StandInDaemon(socketPath: path, fault: .healthy)
+        defer { standIn.stop() }
+        for _ in 0..<20 {
+            let herald = try await Herald.connect(socketPath: path, options: Herald.Options(clientName: "race"))
+            let resources = herald.connection.executor.resources
+            let stream = try await herald.notifications(matching: "race")
+            // The loss and close() at once: the reconnect the loss starts is either never started or stopped and
+            // awaited by close(), with whatever connection it opened closed.
+            standIn.dropConnections()
+            await herald.close()
+            #expect(await ends(stream))
+            #expect(try await eventually { resources.threads.load(ordering: .relaxed) == 0 })
+            #expect(herald.reconnection.withLock { $0.tasks.isEmpty })
+            #expect(!herald.isConnected)
+        }
+        #expect(try await eventually { standIn.openConnections == 0 })
+    }
+
     @Test func aConnectionResetMidFrameIsReconnected() async throws {
         let directory = TemporaryDirectory()
         let path = directory.file("socket")
