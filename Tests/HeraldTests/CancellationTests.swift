@@ -16,7 +16,11 @@ import Testing
             daemon.process.signal(SIGSTOP)
             let payload = [UInt8](repeating: 0x61, count: 16_000)
             let clock = ContinuousClock()
-            let posting = Task { () -> (HeraldError?, ContinuousClock.Instant) in
+            // On a thread of its own: on the shared pool, which a parallel run keeps busy, the resumed task would wait
+            // for a thread, and the test would measure that.
+            let executor = ConnectTests.OneThreadExecutor()
+            defer { executor.shutdown() }
+            let posting = Task(executorPreference: executor) { () -> (HeraldError?, ContinuousClock.Instant) in
                 do throws(HeraldError) {
                     while true { try await herald.post("fill", payload: payload) }
                 } catch {
@@ -45,7 +49,9 @@ import Testing
             )
             daemon.process.signal(SIGSTOP)
             let clock = ContinuousClock()
-            let flushing = Task { () -> (HeraldError?, ContinuousClock.Instant) in
+            let executor = ConnectTests.OneThreadExecutor()
+            defer { executor.shutdown() }
+            let flushing = Task(executorPreference: executor) { () -> (HeraldError?, ContinuousClock.Instant) in
                 do throws(HeraldError) {
                     try await herald.flush()
                     return (nil, clock.now)
