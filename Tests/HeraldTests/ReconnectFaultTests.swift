@@ -41,6 +41,33 @@ import Testing
         #expect(stream.endReason?.code == .disconnected)
     }
 
+    /// A loss at any step of the hand-over: connection 1 answers `answered` frames (WELCOME, then SUBSCRIBEs) of the
+    /// 50 streams' hand-over and closes; connection 2 is healthy and must end up holding all 50.
+    @Test(arguments: [1, 2, 10, 30, 50])
+    func aLossAtAnyStepOfTheHandOverOrphansNoStream(answered: Int) async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("socket")
+        let standIn = try StandInDaemon(socketPath: path) { index in index == 1 ? .closeAfterFrames(answered) : .healthy
+        }
+        defer { standIn.stop() }
+        let herald = try await Herald.connect(socketPath: path, options: Herald.Options(clientName: "hand-over"))
+        var streams: [HeraldNotifications] = []
+        for index in 0..<50 {
+            streams.append(try await herald.notifications(matching: "hand.\(index)"))
+        }
+        let patterns = (0..<50).map { "hand.\($0)" }.sorted()
+        standIn.dropConnections()
+        #expect(try await eventually(timeout: .seconds(20)) { standIn.subscriptions(onConnection: 2) == patterns })
+        #expect(standIn.accepted == 3)
+        for stream in streams {
+            #expect(stream.endReason == nil)
+        }
+        await herald.close()
+        for stream in streams {
+            #expect(stream.endReason?.code == .disconnected)
+        }
+    }
+
     @Test func aStreamReleasedWhileTheDaemonIsAwayIsNeverSubscribedAgain() async throws {
         let directory = TemporaryDirectory()
         let first = try await TestDaemon.start(directory: directory)
