@@ -302,11 +302,12 @@ final class Connection: Sendable {
         state.withLock { $0.complete(id, outcome) }?.resume()
     }
 
-    /// Ends the connection for `reason`: fails every request in flight, ends every stream (or, when the loss was
-    /// not this process's doing and a lost handler is installed, hands the subscriptions to it), and shuts the
-    /// socket down so the reader thread sees end of file and ends. The first reason wins; later calls do nothing.
+    /// Ends the connection for `reason`: fails every request in flight, hands every subscription to the lost
+    /// handler (which moves them to a new connection or finishes them) or, without one, ends their streams, and shuts
+    /// the socket down so the reader thread sees end of file and ends. The first reason wins; later calls do nothing.
     ///
-    /// - Parameter local: whether this process ended the connection (`close()`, release): then streams end.
+    /// - Parameter local: whether this process ended the connection (`close()`, release, an abandoned attempt):
+    ///   reconnecting does not follow.
     func fail(_ reason: HeraldError, local: Bool = false) {
         let closed = state.withLock { state in
             let closed = state.close(reason)
