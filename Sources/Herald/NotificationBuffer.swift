@@ -165,6 +165,10 @@ final class NotificationBuffer: Sendable {
                 swap(&state.items, &batch)
             } else if state.items.count + accepted <= Self.sharedLimit {
                 state.items.append(contentsOf: batch[..<accepted])
+            } else if Self.holdsHalfOfItsReads(batch[..<accepted]) {
+                // A read of many notifications, most of them this stream's (herald-bench fan-out 100): what it keeps
+                // is its own, within twice; a copy of each would cost a malloc per notification for nothing.
+                state.items.append(contentsOf: batch[..<accepted])
             } else {
                 for notification in batch[..<accepted] {
                     state.items.append(state.items.count < Self.sharedLimit ? notification : notification.compacted())
@@ -172,6 +176,26 @@ final class NotificationBuffer: Sendable {
             }
             return accepted
         }
+    }
+
+    /// Whether `batch`'s notifications hold at least half of the bytes they keep allocated, each read they point
+    /// into counted once: kept as they are, they keep at most twice what they hold.
+    private static func holdsHalfOfItsReads(_ batch: ArraySlice<HeraldNotification>) -> Bool {
+        // A batch is one read's, or a few: a short list beats a set.
+        var reads: [ObjectIdentifier] = []
+        var kept = 0
+        var own = 0
+        for notification in batch {
+            own += notification.ownByteCount
+            let read = ObjectIdentifier(notification.bytes)
+            if !reads.contains(read) {
+                // Many reads in one batch is not what the reader makes: compacting them is the safe answer.
+                guard reads.count < 8 else { return false }
+                reads.append(read)
+                kept += notification.retainedByteCount
+            }
+        }
+        return 2 * own >= kept
     }
 
     /// Hands everything queued to the consumer if it is waiting; one resume for the whole batch.
