@@ -66,11 +66,12 @@ final class NotificationBuffer: Sendable {
     /// notifications.
     static let spareCapacity = 64
 
-    /// How many notifications a buffer holds before those queued behind them are compacted
+    /// How many notifications a buffer holds before those queued behind them may be compacted
     /// (``HeraldNotification/compacted()``): a consumer that keeps up takes each read's notifications as they are,
     /// pointing into the read; one that lags, or never reads, would otherwise keep a whole read (up to 64 KiB) per
-    /// notification it has not taken. Past this many, each keeps at most about twice its own bytes, so what a stream
-    /// holds is bounded by the bytes it actually holds, plus this many reads at most.
+    /// notification it has not taken. Past this many, a batch that holds less than half of the reads it points into
+    /// is compacted, each notification keeping at most about twice its own bytes; so what a stream keeps is bounded by
+    /// twice the bytes it actually holds, plus this many reads at most.
     static let sharedLimit = 64
 
     private let state = Mutex(State())
