@@ -21,10 +21,14 @@ import Testing
         private struct State {
             var marker: [Int: Int] = [:]
             var ended: [Int: HeraldError?] = [:]
+            var reconnections = 0
         }
         private let state = Mutex(State())
 
         func took(_ marker: Int, stream: Int) { state.withLock { $0.marker[stream] = marker } }
+        func reconnected() { state.withLock { $0.reconnections += 1 } }
+        /// `herald.reconnected` notices taken, all streams together.
+        var reconnections: Int { state.withLock { $0.reconnections } }
         func ended(_ stream: Int, _ reason: HeraldError?) { state.withLock { $0.ended[stream] = reason } }
         var endedCount: Int { state.withLock { $0.ended.count } }
         /// Whether every stream took `marker` or ended with a reason.
@@ -77,7 +81,11 @@ import Testing
             let stream = try await herald!.notifications(matching: "round.*", bufferingPolicy: .bufferingNewest(64))
             consumers.append(
                 Task {
-                    for await notification in stream where notification.notice == nil {
+                    for await notification in stream {
+                        guard notification.notice == nil else {
+                            if notification.notice == .reconnected { seen.reconnected() }
+                            continue
+                        }
                         seen.took(Int(notification.name.dropFirst("round.".count)) ?? -1, stream: index)
                     }
                     seen.ended(index, stream.endReason)
@@ -94,13 +102,18 @@ import Testing
                 try await next.stop(signal: SIGKILL)
                 daemon = try await TestDaemon.start(directory: directory)
             } else {
-                // Posts queued meanwhile; a stop longer than the request timeout ends the connection.
+                // Posts meanwhile, more than the socket and the outgoing buffer hold: a stop longer than the request
+                // timeout (2 s) ends the connection, and the streams move to a new one once the daemon runs again.
                 daemon.process.signal(SIGSTOP)
-                for _ in 0..<5 {
-                    try? await herald!.post("stopped.post", payload: [UInt8](repeating: 0x61, count: 100))
+                let posting = Task { [herald] in
+                    for _ in 0..<40 {
+                        try await herald!.post("stopped.post", payload: [UInt8](repeating: 0x61, count: 16_000))
+                    }
                 }
+                // Fault injection: a stop of a random length.
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...2_500)))
                 daemon.process.signal(SIGCONT)
+                _ = await posting.result
             }
             let live = { Self.streamCount - seen.endedCount }
             let settled = try await eventually(timeout: .seconds(30)) {
@@ -140,7 +153,8 @@ import Testing
                 return now.threads <= baseline.threads && now.descriptors <= baseline.descriptors
             }
             print(
-                "threads \(baseline.threads) -> \(now.threads), descriptors \(baseline.descriptors) -> \(now.descriptors)"
+                "\(Self.rounds) rounds, \(seen.reconnections / Self.streamCount) reconnections of the 50 streams; "
+                    + "threads \(baseline.threads) -> \(now.threads), descriptors \(baseline.descriptors) -> \(now.descriptors)"
             )
             #expect(now.descriptors <= baseline.descriptors, "\(Self.descriptorTargets())")
             #expect(now.threads <= baseline.threads)
