@@ -18,6 +18,7 @@ extension Daemon {
     /// Reads the plugin folders and starts the plugins whose activation is `start`.
     mutating func startPlugins() {
         guard plugins.enabled else { return }
+        prepareToSupervise()
         let now = pluginNow
         let catalog = readPluginCatalog()
         logger.info(
@@ -45,13 +46,17 @@ extension Daemon {
 
     /// SIGCHLD: collects every child that exited.
     mutating func childrenExited() {
+        var exitedPlugins: [Int32: String] = [:]
+        defer { if plugins.enabled { endOrphans(exited: exitedPlugins) } }
         for (pid, status) in ChildProcesses.reapExited() {
             // The plugin led a process group of its own (setsid at spawn). What it left running there, such as the
             // session hook's dbus-monitor when the hook is killed, goes with it, as systemd ends what a service
             // leaves behind; otherwise every crash and restart leaks those processes. The group's members keep its
             // id in use, so the signal reaches no one else; an empty group is ESRCH, which is ignored.
-            if plugins.supervisor.plugin(withPID: pid) != nil {
+            if let name = plugins.supervisor.plugin(withPID: pid) {
                 ChildProcesses.send(SIGKILL, to: -pid)
+                exitedPlugins[pid] = name
+                recordExit(pid)
             }
             let exit: ProcessExit
             switch status {
@@ -132,7 +137,8 @@ extension Daemon {
         carryOut(plugins.supervisor.shutdownBegan(now: pluginNow))
     }
 
-    /// A plugin's output pipe is readable: one read of at most 64 KiB, so a flooding plugin gets a turn's share.
+    /// A plugin's output pipe is readable: one read of at most 64 KiB, so a flooding plugin gets a turn's share,
+    /// and once its ``OutputBudget`` is spent no read until the window ends: its pipe fills and it blocks.
     mutating func pluginOutputReadable(_ fd: Int32) {
         guard let output = plugins.outputs[fd] else { return }
         let result: IOResult<Int>
@@ -150,14 +156,53 @@ extension Daemon {
             log(output.lines.finish(now: pluginNow), of: output.plugin)
             closePluginOutput(fd)
         case .processed(let count):
-            log(output.lines.feed(readBuffer[0..<count], now: pluginNow), of: output.plugin)
+            let now = pluginNow
+            log(output.lines.feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]), now: now), of: output.plugin)
             if output.lines.owesCount { scheduleOutputCounts() }
+            if output.pausedUntil == nil, let resume = output.budget.read(count, now: now) {
+                pausePluginOutput(fd, until: resume)
+            }
         }
+    }
+
+    /// Stops reading `fd` until `resume`. A hang-up is still reported meanwhile (epoll always reports it), and the
+    /// reads it causes are bounded by what the pipe holds: its writer is gone.
+    private mutating func pausePluginOutput(_ fd: Int32, until resume: Instant) {
+        guard let output = plugins.outputs[fd], loop.isRegistered(fd), (try? loop.setInterest([], for: fd)) != nil
+        else { return }
+        output.pausedUntil = resume
+        plugins.pausedOutputs.append(fd)
+        if plugins.resumeTimer == nil {
+            plugins.resumeTimer = loop.schedule(.pluginOutputResume, at: resume.nanoseconds)
+        }
+    }
+
+    /// Resumes reading the paused pipes whose window has ended.
+    mutating func pluginOutputsResumeDue() {
+        plugins.resumeTimer = nil
+        let now = pluginNow
+        var resumed = 0
+        for fd in plugins.pausedOutputs {
+            guard let output = plugins.outputs[fd], let until = output.pausedUntil else {
+                resumed += 1
+                continue
+            }
+            if now < until {
+                plugins.resumeTimer = loop.schedule(.pluginOutputResume, at: until.nanoseconds)
+                break
+            }
+            output.pausedUntil = nil
+            if loop.isRegistered(fd) { try? loop.setInterest(.readable, for: fd) }
+            resumed += 1
+        }
+        plugins.pausedOutputs.removeFirst(resumed)
     }
 
     private mutating func closePluginOutput(_ fd: Int32) {
         loop.deregister(fd)
         plugins.outputs[fd] = nil
+        // A paused descriptor's number may be reused by the next pipe before its resume is due.
+        plugins.pausedOutputs.removeAll { $0 == fd }
     }
 
     private func log(_ events: [OutputLines.Event], of plugin: String) {
@@ -181,15 +226,27 @@ extension Daemon {
                 switch spawnPlugin(declaration) {
                 case .success(let pid):
                     logger.info("plugin \(declaration.name): started, pid \(pid)")
+                    recordPluginProcess(pid)
                     queue += plugins.supervisor.spawned(declaration.name, pid: pid, now: now)
-                case .failure(let reason):
+                case .failure(let reason, let permanent):
                     logger.warning("plugin \(declaration.name): cannot start: \(reason)")
-                    queue += plugins.supervisor.spawnFailed(declaration.name, reason: reason, now: now)
+                    queue += plugins.supervisor.spawnFailed(
+                        declaration.name,
+                        reason: reason,
+                        permanent: permanent,
+                        now: now
+                    )
+                }
+            case .continueStarting:
+                // A timer due now: the loop serves what is ready first, then gives the queued plugins their turn.
+                if plugins.startsTimer == nil {
+                    plugins.startsTimer = loop.schedule(.pluginStarts, at: SystemClock.monotonicNanoseconds())
                 }
             case .signal(let pid, let signal):
                 // The plugin leads a process group of its own (setsid at spawn): the signal goes to the whole group,
                 // so the helpers a plugin script started stop with it, and to the plugin itself in case it left.
                 let number = signal == .terminate ? SIGTERM : SIGKILL
+                signalDescendantsOutsideGroup(of: pid, number)
                 ChildProcesses.send(number, to: -pid)
                 ChildProcesses.send(number, to: pid)
             case .wakeAt(let instant):
@@ -213,25 +270,33 @@ extension Daemon {
                 }
             case .shutdownComplete:
                 plugins.shutdownComplete = true
+                endEveryOrphan()
             }
         }
         broker.reportsSubscriptions = plugins.supervisor.awaitsSubscriptions
     }
 
+    /// The next turn's share of the plugins waiting to start.
+    mutating func startQueuedPlugins() {
+        plugins.startsTimer = nil
+        carryOut(plugins.supervisor.startQueued(now: pluginNow))
+    }
+
     private enum SpawnOutcome {
         case success(Int32)
-        case failure(String)
+        /// Why; `permanent` when it cannot work until the file or the system changes.
+        case failure(String, permanent: Bool)
     }
 
     private mutating func spawnPlugin(_ declaration: PluginDeclaration) -> SpawnOutcome {
         guard let executable = declaration.executable else {
-            return .failure("its program was not checked")
+            return .failure("its program was not checked", permanent: true)
         }
         let pipe: ChildProcesses.OutputPipe
         do {
             pipe = try ChildProcesses.makeOutputPipe()
         } catch {
-            return .failure("\(error)")
+            return .failure("\(error)", permanent: false)
         }
         // The daemon's own environment, less what is only for it, then what every plugin is told, then the file's.
         let ownOnly: Set<String> = [
@@ -256,7 +321,8 @@ extension Daemon {
                 descriptorSoftLimit: plugins.inheritedDescriptorLimit
             )
         } catch {
-            return .failure("\(error)")
+            let (reason, permanent) = PluginHost.spawnFailure(error, executable: executable, declaration: declaration)
+            return .failure(reason, permanent: permanent)
         }
         let readEnd = pipe.closingWriteEnd()
         let fd = readEnd.rawValue
@@ -271,6 +337,12 @@ extension Daemon {
 
     /// Posts a plugin's state, retained, as the daemon (an empty payload clears it).
     private mutating func postPluginState(_ name: String, _ payload: [UInt8]) {
+        // The catalog gives every file a valid name (PluginName); this guard keeps a bug there from ever being a
+        // crash of the daemon and every client with it.
+        guard Name.isValid(name) else {
+            logger.error("\(name): not a valid name; the plugin's state is not posted")
+            return
+        }
         guard payload.count <= options.bounds.maxPayload else {
             logger.warning("\(name): its state (\(payload.count) bytes) is over --max-payload; not posted")
             return

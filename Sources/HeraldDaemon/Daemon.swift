@@ -39,6 +39,10 @@ struct Daemon: ~Copyable {
         case plugins
         /// Counts of dropped plugin output lines may be owed.
         case pluginOutputCounts
+        /// Plugin output pipes paused for spending their budget may be read again.
+        case pluginOutputResume
+        /// Plugins queued to start get their turn (``Daemon/startQueuedPlugins()``).
+        case pluginStarts
         /// The shutdown's flush bound passed.
         case shutdownBound
         /// The plugins' exit bound after the flush bound passed.
@@ -359,6 +363,10 @@ struct Daemon: ~Copyable {
             pluginTimerFired()
         case .pluginOutputCounts:
             pluginOutputCountsDue()
+        case .pluginOutputResume:
+            pluginOutputsResumeDue()
+        case .pluginStarts:
+            startQueuedPlugins()
         case .shutdownBound:
             if openChannels > 0 {
                 logger.warning("closing \(openChannels) connections that did not drain within the shutdown bound")

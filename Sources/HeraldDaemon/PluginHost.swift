@@ -1,6 +1,10 @@
 import HeraldPlugins
 import HeraldPosix
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What heraldd keeps for its plugins: the supervisor that decides, the folders it reads, and the output pipes of
 /// the children it started. The daemon carries out the supervisor's actions (Daemon+Plugins.swift).
 struct PluginHost {
@@ -32,6 +36,9 @@ struct PluginHost {
         let descriptor: FileDescriptor
         let plugin: String
         var lines = OutputLines()
+        var budget = OutputBudget()
+        /// When reading may resume, while the pipe is paused for spending its budget.
+        var pausedUntil: Instant?
 
         init(descriptor: consuming FileDescriptor, plugin: String) {
             self.descriptor = descriptor
@@ -49,6 +56,14 @@ struct PluginHost {
     var wakeTimer: TimerID?
     /// The loop's timer for looking at the counts of dropped output lines, while some are owed.
     var countsTimer: TimerID?
+    /// The paused output pipes, by descriptor, in the order they resume (every pause lasts at most one window).
+    var pausedOutputs: [Int32] = []
+    /// The loop's timer for resuming the first of ``pausedOutputs``.
+    var resumeTimer: TimerID?
+    /// The loop's timer for the next turn's share of queued starts.
+    var startsTimer: TimerID?
+    /// Orphans kept (their plugin still runs) and already in the record.
+    var recordedOrphans: Set<Int32> = []
     /// Set once every plugin has exited after shutdown began (or there were none).
     var shutdownComplete = false
     /// The soft descriptor limit heraldd was started with, which its children get back.
@@ -59,6 +74,37 @@ struct PluginHost {
         self.folders = folders
         self.inheritedDescriptorLimit = inheritedDescriptorLimit
         shutdownComplete = !enabled
+    }
+
+    /// Words why a plugin's spawn failed, naming the cause: its working directory, the interpreter on its `#!`
+    /// line, or its program. Those three cannot work until something changes, so they are permanent failures.
+    static func spawnFailure(
+        _ error: SystemError,
+        executable: String,
+        declaration: PluginDeclaration
+    ) -> (String, permanent: Bool) {
+        let errno = error.errno
+        switch ChildProcesses.lastFailedSpawnStep() {
+        case .workingDirectory:
+            let directory = declaration.workingDirectory ?? "?"
+            return ("cannot change to its WorkingDirectory=\(directory): \(errno)", true)
+        case .exec:
+            // execve says ENOENT for a missing interpreter too: the program itself is there (it was checked).
+            if errno.rawValue == ENOENT || errno.rawValue == EACCES,
+                let line = FileSystem.firstLine(of: executable), line.hasPrefix("#!")
+            {
+                let interpreter = String(
+                    line.dropFirst(2).drop { $0 == " " || $0 == "\t" }.prefix { $0 != " " && $0 != "\t" }
+                )
+                if (try? FileSystem.status(of: interpreter)) == nil || errno.rawValue == EACCES {
+                    return ("\(executable): its interpreter \(interpreter) (on its #! line): \(errno)", true)
+                }
+            }
+            let permanent = errno.rawValue == ENOENT || errno.rawValue == EACCES || errno.rawValue == ENOEXEC
+            return ("cannot execute \(executable): \(errno)", permanent)
+        case .fork, .setup:
+            return ("\(error)", false)
+        }
     }
 
     /// Reads the folders into a catalog: every file's text and its owner and mode, then each plugin's program,
@@ -92,25 +138,37 @@ struct PluginHost {
         return catalog.checkingExecutables(lookups, daemonUID: daemonUID)
     }
 
-    /// The `*.plugin` files of `folder` (none when it does not exist), read whole, at most 64 KiB each.
+    /// The `*.plugin` entries of `folder` (none when it does not exist), each file read whole, at most 64 KiB. An
+    /// entry that is no regular file is kept, saying what it is, so the catalog refuses it where people look.
     private static func entries(in folder: String) -> [PluginCatalog.Entry] {
-        guard let names = try? FileSystem.entries(of: folder) else { return [] }
+        guard let names = try? FileSystem.entryBytes(of: folder) else { return [] }
         return names.compactMap { name -> PluginCatalog.Entry? in
-            guard PluginFile.name(ofFileName: name) != nil else { return nil }
-            let path = folder + "/" + name
-            guard let status = try? FileSystem.status(of: path), status.isRegularFile else { return nil }
-            let contents: PluginCatalog.Contents
-            do {
-                contents = .text(String(decoding: try FileSystem.contents(of: path, limit: 65536), as: UTF8.self))
-            } catch {
-                contents = .unreadable("\(error)")
+            guard PluginName.resolve(fileName: name) != nil else { return nil }
+            let path = folder + "/" + String(decoding: name, as: UTF8.self)
+            func entry(_ contents: PluginCatalog.Contents, _ facts: FileFacts) -> PluginCatalog.Entry {
+                PluginCatalog.Entry(fileNameBytes: name, path: path, contents: contents, facts: facts)
             }
-            return PluginCatalog.Entry(
-                fileName: name,
-                path: path,
-                contents: contents,
-                facts: FileFacts(owner: status.ownerUID, mode: status.permissions)
-            )
+            // A name that is not UTF-8 cannot be opened by its repaired path; the catalog refuses it by name.
+            guard String(validating: name, as: UTF8.self) != nil else {
+                return entry(.unreadable("the file name is not UTF-8"), FileFacts(owner: 0, mode: 0o644))
+            }
+            let status: FileSystem.Status
+            do {
+                status = try FileSystem.status(of: path)
+            } catch {
+                let what = FileSystem.isSymbolicLink(path) ? "a symbolic link to nothing" : "unreadable: \(error)"
+                return entry(.notAFile(what), FileFacts(owner: 0, mode: 0o644))
+            }
+            let facts = FileFacts(owner: status.ownerUID, mode: status.permissions)
+            guard status.isRegularFile else { return entry(.notAFile(status.kind), facts) }
+            do {
+                return entry(
+                    .text(String(decoding: try FileSystem.contents(of: path, limit: 65536), as: UTF8.self)),
+                    facts
+                )
+            } catch {
+                return entry(.unreadable("\(error)"), facts)
+            }
         }
     }
 }

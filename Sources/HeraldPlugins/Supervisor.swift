@@ -40,6 +40,10 @@ public struct Supervisor: Sendable {
         public var maximumFailures = 5
         /// How long after SIGTERM a process gets SIGKILL.
         public var stopTimeout: Duration = .seconds(2)
+        /// How many `.spawn` actions one turn of the owner's loop gets: more starts wait for
+        /// ``Supervisor/startQueued(now:)``, so thousands of plugins start over many turns with clients served
+        /// between them.
+        public var spawnsPerTurn = 16
 
         /// The timings.
         public init() {}
@@ -79,12 +83,17 @@ public struct Supervisor: Sendable {
         case log(LogLevel, String)
         /// Shutdown is over: every plugin process has exited. The daemon may exit.
         case shutdownComplete
+        /// More plugins are waiting to start than one turn spawns: call ``startQueued(now:)`` on a later turn, once
+        /// what else is ready has been served.
+        case continueStarting
     }
 
     /// One plugin's state; cases carry their data.
     enum State: Hashable, Sendable {
         /// Loaded, never started.
         case inactive
+        /// Due to start, waiting for its turn (``startQueued(now:)``); no process.
+        case queued
         /// `.spawn` returned; waiting for `spawned` or `spawnFailed`.
         case spawning
         case running(pid: Int32, startedAt: Instant)
@@ -128,7 +137,18 @@ public struct Supervisor: Sendable {
 
     /// The policy's timings.
     public let timing: Timing
-    var plugins: [String: Plugin] = [:]
+    var plugins = PluginTable()
+    /// The restarts and SIGKILLs due later; the first is always current after an event.
+    var deadlines = DeadlineHeap()
+    /// The `subscribe` plugins that have never run, which a subscription may start.
+    var awaitingSubscription: Set<String> = []
+    /// Plugins in `.queued`, oldest first, from `queueHead` on (an entry whose plugin has moved on is skipped).
+    var startQueue: [String] = []
+    var queueHead = 0
+    /// How many more `.spawn` actions may be returned before the owner's next ``startQueued(now:)``.
+    var spawnBudget: Int
+    /// Whether `.continueStarting` was returned and ``startQueued(now:)`` has not been called since.
+    var hasAskedToContinue = false
     var namesByPID: [Int32: String] = [:]
     var hasDaemonStarted = false
     var isShuttingDown = false
@@ -140,12 +160,14 @@ public struct Supervisor: Sendable {
 
     /// Creates a supervisor with no plugins; feed it ``loaded(_:refused:subscriptions:now:)`` first.
     public init(timing: Timing = Timing()) {
+        precondition(timing.spawnsPerTurn > 0, "supervisor: spawnsPerTurn must be positive")
         self.timing = timing
+        spawnBudget = timing.spawnsPerTurn
     }
 
     /// The status of every plugin the machine knows, loaded or refused, by name.
     public var statuses: [String: PluginStatus] {
-        plugins.reduce(into: [:]) { result, entry in result[entry.key] = status(of: entry.value) }
+        plugins.entries.reduce(into: [:]) { result, entry in result[entry.key] = status(of: entry.value) }
     }
 
     /// The status of the plugin called `name`, or nil when there is none.
@@ -154,14 +176,15 @@ public struct Supervisor: Sendable {
     }
 
     /// The earliest instant at which the machine has something to do (a restart, a SIGKILL), or nil.
-    public var nextDeadline: Instant? {
-        plugins.values.compactMap { plugin in
-            switch plugin.state {
-            case .waiting(let until): until
-            case .stopping(_, _, let killAt, _): killAt
-            default: nil
-            }
-        }.min()
+    public var nextDeadline: Instant? { deadlines.first?.at }
+
+    /// Whether the deadline `at` for `name` is still its plugin's: it waits to restart then, or is due a SIGKILL.
+    func isCurrent(_ at: Instant, for name: String) -> Bool {
+        switch plugins[name]?.state {
+        case .waiting(let until): until == at
+        case .stopping(_, _, let killAt?, _): killAt == at
+        default: false
+        }
     }
 
     /// The name of the plugin whose process has `pid`, for the owner's `SO_PEERCRED` bookkeeping and log prefixes.
@@ -171,7 +194,7 @@ public struct Supervisor: Sendable {
         let (state, pid): (PluginStatus.State, Int32?) =
             switch plugin.state {
             case .inactive: (.inactive, nil)
-            case .spawning, .waiting: (.starting, nil)
+            case .queued, .spawning, .waiting: (.starting, nil)
             case .running(let pid, _): (.running, pid)
             case .stopping(let pid, _, _, _): (.stopping, pid)
             case .failed: (.failed, nil)
@@ -193,10 +216,20 @@ public struct Supervisor: Sendable {
         )
     }
 
-    /// Ends every event: publishes what changed, unpublishes what was forgotten, and asks for the next wake-up.
+    /// Ends every event: publishes what changed, unpublishes what was forgotten, and asks for the next wake-up. It
+    /// looks only at the plugins this event wrote, so an event costs O(log n) in the number of plugins, beyond what
+    /// it does to the plugins it names.
     mutating func finish(_ actions: inout [Action], now: Instant) {
-        for name in plugins.keys.sorted() {
-            var plugin = plugins[name]!
+        for name in plugins.takeChanged() {
+            guard var plugin = plugins[name] else {
+                awaitingSubscription.remove(name)
+                continue
+            }
+            if plugin.state == .inactive && plugin.declaration?.activation == .subscribe {
+                awaitingSubscription.insert(name)
+            } else {
+                awaitingSubscription.remove(name)
+            }
             var current = status(of: plugin)
             if current.state != plugin.published?.state {
                 plugin.since = now
@@ -207,18 +240,44 @@ public struct Supervisor: Sendable {
             plugins[name] = plugin
             actions.append(.publish(name: name, current))
         }
+        _ = plugins.takeChanged()
         for name in forgotten where plugins[name] == nil {
             actions.append(.unpublish(name: name))
         }
         forgotten = []
+        while let first = deadlines.first, !isCurrent(first.at, for: first.name) { deadlines.popFirst() }
         if let deadline = nextDeadline, deadline != requestedWake {
             requestedWake = deadline
             actions.append(.wakeAt(deadline))
+        }
+        if queueHead == startQueue.count {
+            startQueue.removeAll(keepingCapacity: true)
+            queueHead = 0
+            spawnBudget = timing.spawnsPerTurn
+        } else if !hasAskedToContinue && !isShuttingDown {
+            hasAskedToContinue = true
+            actions.append(.continueStarting)
         }
         if isShuttingDown && !hasCompletedShutdown && namesByPID.isEmpty {
             hasCompletedShutdown = true
             actions.append(.log(.notice, "every plugin has exited"))
             actions.append(.shutdownComplete)
         }
+    }
+
+    /// The owner's next turn for the plugins waiting to start (after `.continueStarting`): up to
+    /// ``Timing/spawnsPerTurn`` of them are spawned, oldest first.
+    public mutating func startQueued(now: Instant) -> [Action] {
+        hasAskedToContinue = false
+        spawnBudget = timing.spawnsPerTurn
+        var actions: [Action] = []
+        while spawnBudget > 0 && queueHead < startQueue.count {
+            let name = startQueue[queueHead]
+            queueHead += 1
+            guard !isShuttingDown, plugins[name]?.state == .queued else { continue }
+            spawn(name, &actions)
+        }
+        finish(&actions, now: now)
+        return actions
     }
 }

@@ -143,6 +143,38 @@ public enum ChildProcesses {
         }
     }
 
+    /// The step of a spawn that failed: which one tells whose fault it is.
+    public enum SpawnStep: Sendable, Hashable {
+        /// fork itself (EAGAIN, ENOMEM): the daemon's.
+        case fork
+        /// The child's setup of its descriptors and signals.
+        case setup
+        /// The change to the working directory: the directory is missing or not searchable.
+        case workingDirectory
+        /// execve: the program, or the interpreter its `#!` line names.
+        case exec
+    }
+
+    /// The step at which the last ``spawn(executable:arguments:environment:workingDirectory:standardOutput:standardError:descriptorSoftLimit:standardInput:parentDeath:)``
+    /// on this thread failed, once it has thrown.
+    public static func lastFailedSpawnStep() -> SpawnStep {
+        switch herald_spawn_failed_step() {
+        case HERALD_SPAWN_STEP_FORK: .fork
+        case HERALD_SPAWN_STEP_CHDIR: .workingDirectory
+        case HERALD_SPAWN_STEP_EXEC: .exec
+        default: .setup
+        }
+    }
+
+    /// Makes this process the reaper of its orphaned descendants (Linux's `PR_SET_CHILD_SUBREAPER`): a process
+    /// whose parent dies is reparented to the nearest subreaper among its ancestors instead of init, so what a
+    /// child left running, even in a session of its own, stays this process's to find and end.
+    ///
+    /// - Throws: ``SystemError`` where the kernel has no such thing.
+    public static func becomeSubreaper() throws(SystemError) {
+        _ = try completedSyscall("prctl(PR_SET_CHILD_SUBREAPER)") { herald_become_subreaper() }
+    }
+
     /// Collects every child that has exited, without waiting.
     ///
     /// Only for a process whose children are all its own to reap, as heraldd's plugins are: it takes any child's

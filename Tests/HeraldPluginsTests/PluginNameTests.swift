@@ -93,7 +93,11 @@ struct PluginNameTests {
             facts: FileFacts(owner: 1000, mode: 0o755)
         )
         let catalog = PluginCatalog(user: [entry], system: [], daemonUID: 1000)
-        #expect(catalog.refused == [.init(name: "dir", path: "/u/dir.plugin", reason: "it is a directory, not a regular file")])
+        #expect(
+            catalog.refused == [
+                .init(name: "dir", path: "/u/dir.plugin", reason: "it is a directory, not a regular file")
+            ]
+        )
     }
 }
 

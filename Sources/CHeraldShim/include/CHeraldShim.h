@@ -283,6 +283,22 @@ int herald_descriptor_limit(uint64_t *soft, uint64_t *hard);
 pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
                    int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags);
 
+/// The step of herald_spawn that failed last on this thread, once it returned
+/// -1: fork, the child's setup (descriptors, signals), its chdir to `cwd`, or
+/// its execve. A failed chdir means the working directory is the problem, not
+/// the program.
+int herald_spawn_failed_step(void);
+#define HERALD_SPAWN_STEP_FORK 0
+#define HERALD_SPAWN_STEP_SETUP 1
+#define HERALD_SPAWN_STEP_CHDIR 2
+#define HERALD_SPAWN_STEP_EXEC 3
+
+/// prctl(PR_SET_CHILD_SUBREAPER, 1) (Linux 3.4): every orphaned descendant of
+/// this process is reparented to it, not to init, so the daemon can end what
+/// its plugins left behind, including what left their process group and
+/// session. Returns 0, or -1 with errno (ENOSYS elsewhere).
+int herald_become_subreaper(void);
+
 /// herald_spawn's flag: the child dies when the forking thread does.
 #define HERALD_SPAWN_DIE_WITH_PARENT 1
 

@@ -1,0 +1,75 @@
+import HeraldPlugins
+import Testing
+
+/// Thousands of plugins (issue 27): starts are spread over the owner's turns, an event's work is for the plugins it
+/// names, and a start that can never work fails at once.
+struct SupervisorScaleTests {
+    typealias H = SupervisorHarness
+
+    @Test func startsAreSpreadOverTurnsAndEveryPluginStartsOnce() {
+        var harness = H()
+        let names = (0..<2000).map { "p\($0)" }
+        _ = harness.load(names.map { H.plugin($0) })
+        var actions = harness.supervisor.daemonStarted(now: harness.now)
+        var started: [String] = []
+        var turns = 0
+        while true {
+            #expect(actions.spawns.count <= harness.supervisor.timing.spawnsPerTurn)
+            for name in actions.spawns {
+                _ = harness.spawned(name)
+                started.append(name)
+            }
+            guard actions.contains(.continueStarting) else { break }
+            turns += 1
+            actions = harness.supervisor.startQueued(now: harness.now)
+        }
+        #expect(Set(started) == Set(names))
+        #expect(started.count == names.count)
+        #expect(turns == 2000 / harness.supervisor.timing.spawnsPerTurn - 1)
+        // Queued plugins show as starting, like any plugin about to start.
+        #expect(harness.supervisor.statuses.values.allSatisfy { $0.state == .running })
+    }
+
+    @Test func aQueuedPluginCanBeStoppedAndShutdownStopsTheQueue() {
+        var harness = H()
+        let names = (0..<40).map { "p\($0)" }
+        _ = harness.load(names.map { H.plugin($0) })
+        let first = harness.supervisor.daemonStarted(now: harness.now)
+        #expect(first.spawns.count == harness.supervisor.timing.spawnsPerTurn)
+        #expect(first.published["p39"]?.state == .starting)
+        for name in first.spawns { _ = harness.spawned(name) }
+        let stop = harness.supervisor.stopRequested("p39", now: harness.now)
+        #expect(stop.published["p39"]?.state == .stopped)
+        _ = harness.supervisor.shutdownBegan(now: harness.now)
+        let after = harness.supervisor.startQueued(now: harness.now)
+        #expect(after.spawns.isEmpty, "nothing starts after shutdown began")
+        #expect(harness.state("p30") == .stopped)
+    }
+
+    /// One plugin's exit among thousands publishes that plugin only and asks for no other work: the end of an
+    /// event looks at what it touched (it sorted and compared every plugin before).
+    @Test func anEventAmongThousandsOfPluginsActsOnlyOnItsPlugin() {
+        var harness = H()
+        var timing = Supervisor.Timing()
+        timing.spawnsPerTurn = 5000
+        harness = H(timing: timing)
+        let pids = harness.startAll((0..<3000).map { H.plugin("p\($0)") })
+        let actions = harness.exited(pids["p1234"]!, .exited(1))
+        #expect(Set(actions.published.keys) == ["p1234"])
+        #expect(actions.published["p1234"]?.state == .starting)
+        #expect(actions.wake.map { $0 - harness.now } == .milliseconds(100))
+    }
+
+    @Test func aStartThatCanNeverWorkFailsAtOnceWithItsReason() {
+        var harness = H()
+        _ = harness.load([H.plugin("a")])
+        _ = harness.supervisor.daemonStarted(now: harness.now)
+        let reason = "cannot change to its WorkingDirectory=/nowhere: No such file or directory (errno 2)"
+        let failed = harness.supervisor.spawnFailed("a", reason: reason, permanent: true, now: harness.now)
+        #expect(failed.published["a"]?.state == .failed)
+        #expect(failed.published["a"]?.lastExit == "spawn failed: \(reason)")
+        #expect(failed.wake == nil, "no retry of what cannot work")
+        // A request still starts it afresh, as from any failure.
+        #expect(harness.supervisor.restartRequested("a", now: harness.now).spawns == ["a"])
+    }
+}
