@@ -144,16 +144,20 @@ failed:
 static pid_t herald_spawn_from_spawner(const char *path, char *const argv[], char *const envp[], const char *cwd,
                                        int stdin_fd, int stdout_fd, int stderr_fd, uint64_t nofile_soft);
 
-pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
-                   int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags) {
-    if (flags & HERALD_SPAWN_DIE_WITH_PROCESS) {
-        return herald_spawn_from_spawner(path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft);
-    }
-    int report[2];
+// Forks the child, which reports a failure on report[1]; the parent keeps report[0]. Returns the pid, or -1.
+static pid_t herald_fork_child(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                               int stdin_fd, int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags,
+                               int report[2]) {
 #ifdef __linux__
-    if (pipe2(report, O_CLOEXEC) < 0) return -1;
+    if (pipe2(report, O_CLOEXEC) < 0) {
+        herald_spawn_step = HERALD_SPAWN_STEP_FORK;
+        return -1;
+    }
 #else
-    if (pipe(report) < 0) return -1;
+    if (pipe(report) < 0) {
+        herald_spawn_step = HERALD_SPAWN_STEP_FORK;
+        return -1;
+    }
     (void)fcntl(report[0], F_SETFD, FD_CLOEXEC);
     (void)fcntl(report[1], F_SETFD, FD_CLOEXEC);
 #endif
@@ -173,6 +177,47 @@ pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], con
                            report[1]);
     }
     close(report[1]);
+    return child;
+}
+
+pid_t herald_spawn_async(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
+                         int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags, int *report_fd) {
+    int report[2];
+    pid_t child = herald_fork_child(path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft,
+                                    flags & HERALD_SPAWN_DIE_WITH_PARENT, report);
+    if (child < 0) return -1;
+    int status = fcntl(report[0], F_GETFL);
+    if (status >= 0) (void)fcntl(report[0], F_SETFL, status | O_NONBLOCK);
+    *report_fd = report[0];
+    return child;
+}
+
+int herald_spawn_report(int report_fd, int32_t *step, int32_t *error) {
+    int failure[2] = {0, 0};
+    ssize_t got;
+    do {
+        got = read(report_fd, failure, sizeof failure);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return -1;
+    if (got == (ssize_t)sizeof failure) {
+        *step = failure[0];
+        *error = failure[1];
+        return 1;
+    }
+    // End of file: the exec succeeded (the pipe was close-on-exec). A short read cannot happen for 8 bytes
+    // written at once to a pipe; it is taken as success rather than guessed at.
+    return 0;
+}
+
+pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
+                   int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags) {
+    if (flags & HERALD_SPAWN_DIE_WITH_PROCESS) {
+        return herald_spawn_from_spawner(path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft);
+    }
+    int report[2];
+    pid_t child = herald_fork_child(path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft, flags,
+                                    report);
+    if (child < 0) return -1;
     // End of file means the exec succeeded (the pipe was close-on-exec); eight bytes are the step that failed in
     // the child and its errno.
     int failure[2] = {0, 0};

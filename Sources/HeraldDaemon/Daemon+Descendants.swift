@@ -56,6 +56,26 @@ extension Daemon {
         }
     }
 
+    /// Plugins exited: what they left is looked for shortly, once for all the exits of that moment. Listing
+    /// heraldd's children costs the kernel time in their number (with thousands of plugins, a reload of every file
+    /// would otherwise list them thousands of times); an orphan lives at most ``orphanCheckDelay`` longer.
+    mutating func orphansMayBeLeft(by exited: [Int32: String]) {
+        plugins.exitedSinceOrphanCheck.merge(exited) { _, new in new }
+        guard plugins.orphanTimer == nil else { return }
+        plugins.orphanTimer = loop.schedule(
+            .pluginOrphans,
+            at: SystemClock.monotonicNanoseconds() + PluginHost.orphanCheckDelay
+        )
+    }
+
+    /// The orphan check's timer fired.
+    mutating func orphanCheckDue() {
+        plugins.orphanTimer = nil
+        let exited = plugins.exitedSinceOrphanCheck
+        plugins.exitedSinceOrphanCheck = [:]
+        endOrphans(exited: exited)
+    }
+
     /// After a batch of exits: ends each orphan that belongs to a plugin with no process, or to an earlier
     /// process of it. `exited` are the plugins whose process was just reaped, by pid.
     mutating func endOrphans(exited: [Int32: String]) {
@@ -86,6 +106,7 @@ extension Daemon {
 
     /// Shutdown is over: ends every orphan still here, and forgets the record (nothing is left to end).
     mutating func endEveryOrphan() {
+        if let timer = plugins.orphanTimer.take() { loop.cancel(timer) }
         let own = ProcessIdentity.currentPID()
         for child in ProcessTable.children(of: own) where plugins.supervisor.plugin(withPID: child) == nil {
             endTree(of: child, because: "left by a plugin, at shutdown")

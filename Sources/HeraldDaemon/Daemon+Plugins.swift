@@ -45,14 +45,23 @@ extension Daemon {
     }
 
     /// SIGCHLD: collects every child that exited.
+    ///
+    /// At most ``PluginHost/exitsPerTurn`` a turn: each exit may restart its plugin, and 2,000 plugins ending at
+    /// once (a reload of every file) must not all start again before a client is served. The rest are collected
+    /// on the next turns (a timer due at once), as SIGCHLD does not come again for children already waiting.
     mutating func childrenExited() {
         var exitedPlugins: [Int32: String] = [:]
-        defer { if plugins.enabled { endOrphans(exited: exitedPlugins) } }
-        for (pid, status) in ChildProcesses.reapExited() {
+        defer { if plugins.enabled && !exitedPlugins.isEmpty { orphansMayBeLeft(by: exitedPlugins) } }
+        let reaped = ChildProcesses.reapExited(limit: PluginHost.exitsPerTurn)
+        if reaped.count == PluginHost.exitsPerTurn && plugins.reapTimer == nil {
+            plugins.reapTimer = loop.schedule(.pluginReap, at: SystemClock.monotonicNanoseconds())
+        }
+        for (pid, status) in reaped {
             // The plugin led a process group of its own (setsid at spawn). What it left running there, such as the
             // session hook's dbus-monitor when the hook is killed, goes with it, as systemd ends what a service
             // leaves behind; otherwise every crash and restart leaks those processes. The group's members keep its
             // id in use, so the signal reaches no one else; an empty group is ESRCH, which is ignored.
+            if exitWasFailedExec(pid) { continue }
             if let name = plugins.supervisor.plugin(withPID: pid) {
                 ChildProcesses.send(SIGKILL, to: -pid)
                 exitedPlugins[pid] = name
@@ -65,6 +74,12 @@ extension Daemon {
             }
             carryOut(plugins.supervisor.exited(pid: pid, status: exit, now: pluginNow))
         }
+    }
+
+    /// The timer for exits a turn left uncollected fired.
+    mutating func pluginReapDue() {
+        plugins.reapTimer = nil
+        childrenExited()
     }
 
     /// The supervisor's timer fired.
@@ -309,9 +324,11 @@ extension Daemon {
         environment.append("HERALD_SOCKET=\(options.socketPath)")
         environment.append("HERALD_PLUGIN=\(declaration.name)")
         environment += declaration.environment.map(\.assignment)
-        let pid: Int32
+        // Not waiting for the exec: on a loaded machine the child may wait milliseconds to be scheduled, and the
+        // loop would wait with it for every plugin it starts. Whether the exec worked comes on the report pipe.
+        let started: ChildProcesses.Started
         do {
-            pid = try ChildProcesses.spawn(
+            started = try ChildProcesses.start(
                 executable: executable,
                 arguments: declaration.command,
                 environment: environment,
@@ -321,9 +338,10 @@ extension Daemon {
                 descriptorSoftLimit: plugins.inheritedDescriptorLimit
             )
         } catch {
-            let (reason, permanent) = PluginHost.spawnFailure(error, executable: executable, declaration: declaration)
-            return .failure(reason, permanent: permanent)
+            return .failure("\(error)", permanent: false)
         }
+        let pid = started.pid
+        watchExec(of: pid, report: started.takeReport(), declaration: declaration)
         let readEnd = pipe.closingWriteEnd()
         let fd = readEnd.rawValue
         do {
@@ -333,6 +351,58 @@ extension Daemon {
         }
         plugins.outputs[fd] = PluginHost.Output(descriptor: readEnd, plugin: declaration.name)
         return .success(pid)
+    }
+
+    /// Watches a started plugin's report pipe, which says whether its exec worked.
+    private mutating func watchExec(of pid: Int32, report: consuming FileDescriptor, declaration: PluginDeclaration) {
+        let fd = report.rawValue
+        do {
+            try loop.register(fd, interest: .readable, handler: .pluginExec(fd))
+        } catch {
+            // Unwatched, a failed exec still shows, as the child's exit 127.
+            logger.warning("plugin \(declaration.name): whether it started cannot be watched: \(error)")
+            return
+        }
+        plugins.execWatches[fd] = PluginHost.ExecWatch(descriptor: report, pid: pid, declaration: declaration)
+        plugins.execWatchByPID[pid] = fd
+    }
+
+    /// A plugin's report pipe is readable: its exec worked, or why it did not.
+    mutating func pluginExecReported(_ fd: Int32) {
+        guard let watch = plugins.execWatches[fd] else { return }
+        let report = ChildProcesses.report(watch.descriptor)
+        if report == .pending { return }
+        endExecWatch(fd)
+        if case .failed(let step, let errno) = report { execFailed(watch, step: step, errno: errno) }
+    }
+
+    /// Before `pid`'s exit is taken as the plugin's: when its exec failed, that is the news, not the exit 127.
+    ///
+    /// - Returns: whether the exit was its failed exec, now reported to the supervisor.
+    mutating func exitWasFailedExec(_ pid: Int32) -> Bool {
+        guard let fd = plugins.execWatchByPID[pid], let watch = plugins.execWatches[fd] else { return false }
+        let report = ChildProcesses.report(watch.descriptor)
+        endExecWatch(fd)
+        guard case .failed(let step, let errno) = report else { return false }
+        execFailed(watch, step: step, errno: errno)
+        return true
+    }
+
+    private mutating func execFailed(_ watch: PluginHost.ExecWatch, step: ChildProcesses.SpawnStep, errno: Errno) {
+        let executable = watch.declaration.executable ?? watch.declaration.program
+        let (reason, permanent) = PluginHost.spawnFailure(
+            step: step,
+            errno: errno,
+            executable: executable,
+            declaration: watch.declaration
+        )
+        logger.warning("plugin \(watch.declaration.name): cannot start: \(reason)")
+        carryOut(plugins.supervisor.execFailed(pid: watch.pid, reason: reason, permanent: permanent, now: pluginNow))
+    }
+
+    private mutating func endExecWatch(_ fd: Int32) {
+        loop.deregister(fd)
+        if let watch = plugins.execWatches.removeValue(forKey: fd) { plugins.execWatchByPID[watch.pid] = nil }
     }
 
     /// Posts a plugin's state, retained, as the daemon (an empty payload clears it).

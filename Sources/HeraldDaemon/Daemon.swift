@@ -28,6 +28,8 @@ struct Daemon: ~Copyable {
         case connection(Int32)
         /// A plugin's output pipe.
         case pluginOutput(Int32)
+        /// A started plugin's report pipe: whether its exec worked.
+        case pluginExec(Int32)
         /// A connection accepted as `serial` on this descriptor is due to have sent `HELLO`.
         case helloTimeout(fd: Int32, serial: UInt64)
         /// A closing connection's output had its time (``flushBound``).
@@ -43,6 +45,10 @@ struct Daemon: ~Copyable {
         case pluginOutputResume
         /// Plugins queued to start get their turn (``Daemon/startQueuedPlugins()``).
         case pluginStarts
+        /// Exited children that one turn did not collect (``Daemon/childrenExited()``).
+        case pluginReap
+        /// Plugins exited a moment ago: end what they left (Daemon+Descendants.swift).
+        case pluginOrphans
         /// The shutdown's flush bound passed.
         case shutdownBound
         /// The plugins' exit bound after the flush bound passed.
@@ -315,6 +321,7 @@ struct Daemon: ~Copyable {
                 case .connection(let fd): connectionReady(fd, events)
                 case .listener: acceptConnections()
                 case .pluginOutput(let fd): pluginOutputReadable(fd)
+                case .pluginExec(let fd): pluginExecReported(fd)
                 default: break
                 }
             case .timer(let handler):
@@ -367,6 +374,10 @@ struct Daemon: ~Copyable {
             pluginOutputsResumeDue()
         case .pluginStarts:
             startQueuedPlugins()
+        case .pluginReap:
+            pluginReapDue()
+        case .pluginOrphans:
+            orphanCheckDue()
         case .shutdownBound:
             if openChannels > 0 {
                 logger.warning("closing \(openChannels) connections that did not drain within the shutdown bound")
@@ -381,7 +392,7 @@ struct Daemon: ~Copyable {
                 logger.warning("plugins did not exit within the shutdown bound; leaving them to the kernel")
                 abandonPlugins = true
             }
-        case .listener, .connection, .pluginOutput:
+        case .listener, .connection, .pluginOutput, .pluginExec:
             break
         }
     }

@@ -46,6 +46,24 @@ struct PluginHost {
         }
     }
 
+    /// A started child's report pipe, watched until it says whether the exec worked.
+    final class ExecWatch {
+        let descriptor: FileDescriptor
+        let pid: Int32
+        let declaration: PluginDeclaration
+
+        init(descriptor: consuming FileDescriptor, pid: Int32, declaration: PluginDeclaration) {
+            self.descriptor = descriptor
+            self.pid = pid
+            self.declaration = declaration
+        }
+    }
+
+    /// How many exited children one turn collects.
+    static let exitsPerTurn = 4
+    /// How long after a plugin's exit heraldd looks for what it left (nanoseconds).
+    static let orphanCheckDelay: UInt64 = 20_000_000
+
     /// Whether heraldd supervises plugins at all (`--no-plugins` turns it off).
     let enabled: Bool
     let folders: Folders
@@ -62,6 +80,14 @@ struct PluginHost {
     var resumeTimer: TimerID?
     /// The loop's timer for the next turn's share of queued starts.
     var startsTimer: TimerID?
+    /// The loop's timer for collecting the exits one turn left.
+    var reapTimer: TimerID?
+    /// The report pipes of children whose exec is not known yet, by descriptor, and their descriptors by pid.
+    var execWatches: [Int32: ExecWatch] = [:]
+    var execWatchByPID: [Int32: Int32] = [:]
+    /// The plugins exited since heraldd last looked for orphans, by pid, and the timer for looking.
+    var exitedSinceOrphanCheck: [Int32: String] = [:]
+    var orphanTimer: TimerID?
     /// Orphans kept (their plugin still runs) and already in the record.
     var recordedOrphans: Set<Int32> = []
     /// Set once every plugin has exited after shutdown began (or there were none).
@@ -76,15 +102,15 @@ struct PluginHost {
         shutdownComplete = !enabled
     }
 
-    /// Words why a plugin's spawn failed, naming the cause: its working directory, the interpreter on its `#!`
-    /// line, or its program. Those three cannot work until something changes, so they are permanent failures.
+    /// Words why a plugin's exec failed, naming the cause: its working directory, the interpreter on its `#!`
+    /// line, or its program. Those cannot work until something changes, so they are permanent failures.
     static func spawnFailure(
-        _ error: SystemError,
+        step: ChildProcesses.SpawnStep,
+        errno: Errno,
         executable: String,
         declaration: PluginDeclaration
     ) -> (String, permanent: Bool) {
-        let errno = error.errno
-        switch ChildProcesses.lastFailedSpawnStep() {
+        switch step {
         case .workingDirectory:
             let directory = declaration.workingDirectory ?? "?"
             return ("cannot change to its WorkingDirectory=\(directory): \(errno)", true)
@@ -103,7 +129,7 @@ struct PluginHost {
             let permanent = errno.rawValue == ENOENT || errno.rawValue == EACCES || errno.rawValue == ENOEXEC
             return ("cannot execute \(executable): \(errno)", permanent)
         case .fork, .setup:
-            return ("\(error)", false)
+            return ("cannot start \(executable): \(errno)", false)
         }
     }
 

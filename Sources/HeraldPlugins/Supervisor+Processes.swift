@@ -24,8 +24,41 @@ extension Supervisor {
         guard plugins[name]?.state == .spawning else {
             preconditionFailure("supervisor: spawn of \(name) failed, but it was not being spawned")
         }
+        var actions: [Action] = []
+        failStart(name, reason: reason, permanent: permanent, now: now, &actions)
+        finish(&actions, now: now)
+        return actions
+    }
+
+    /// The process `pid`, reported ``spawned(_:pid:now:)`` before its exec was known, could not become the
+    /// program: as ``spawnFailed(_:reason:permanent:now:)``. Its exit (127) that follows is no plugin's. Nothing
+    /// happens for a pid that is no plugin's any more.
+    public mutating func execFailed(pid: Int32, reason: String, permanent: Bool, now: Instant) -> [Action] {
+        guard let name = namesByPID.removeValue(forKey: pid) else { return [] }
+        var actions: [Action] = []
+        switch plugins[name]!.state {
+        case .running:
+            failStart(name, reason: reason, permanent: permanent, now: now, &actions)
+        case .stopping(_, _, _, let then):
+            plugins[name]!.lastExit = "spawn failed: \(reason)"
+            actions.append(.log(.warning, "plugin \(name): spawn failed: \(reason)"))
+            settle(name, then: then, &actions)
+        default:
+            preconditionFailure("supervisor: exec of pid \(pid) of \(name) failed, but \(name) was not running")
+        }
+        finish(&actions, now: now)
+        return actions
+    }
+
+    private mutating func failStart(
+        _ name: String,
+        reason: String,
+        permanent: Bool,
+        now: Instant,
+        _ actions: inout [Action]
+    ) {
         plugins[name]!.lastExit = "spawn failed: \(reason)"
-        var actions: [Action] = [.log(.warning, "plugin \(name): spawn failed: \(reason)")]
+        actions.append(.log(.warning, "plugin \(name): spawn failed: \(reason)"))
         if permanent {
             plugins[name]!.state = .failed
             actions.append(
@@ -34,8 +67,6 @@ extension Supervisor {
         } else {
             afterExit(name, failure: true, ranFor: nil, now: now, &actions)
         }
-        finish(&actions, now: now)
-        return actions
     }
 
     /// A child process ended. A pid that belongs to no plugin is logged and otherwise ignored.

@@ -30,6 +30,36 @@ struct SupervisorScaleTests {
         #expect(harness.supervisor.statuses.values.allSatisfy { $0.state == .running })
     }
 
+    /// Restarts that fall due together (a crash of every plugin at once) come out a turn's share at a time too.
+    @Test func restartsDueTogetherAreSpreadOverTurnsToo() throws {
+        var harness = H()
+        let names = (0..<48).map { "p\($0)" }
+        var pids: [String: Int32] = [:]
+        _ = harness.load(names.map { H.plugin($0) })
+        var actions = harness.supervisor.daemonStarted(now: harness.now)
+        while true {
+            for name in actions.spawns { pids[name] = harness.spawned(name) }
+            guard actions.contains(.continueStarting) else { break }
+            actions = harness.supervisor.startQueued(now: harness.now)
+        }
+        var wake: Instant?
+        for name in names { wake = harness.exited(pids[name]!, .exited(1)).wake ?? wake }
+        let due = harness.fireTimer(at: try #require(wake))
+        #expect(due.spawns.count == harness.supervisor.timing.spawnsPerTurn)
+        #expect(due.contains(.continueStarting))
+        var spawned = due.spawns.count
+        for name in due.spawns { _ = harness.spawned(name) }
+        var turns = 0
+        while spawned < names.count && turns <= names.count {
+            let next = harness.supervisor.startQueued(now: harness.now)
+            #expect(next.spawns.count <= harness.supervisor.timing.spawnsPerTurn)
+            for name in next.spawns { _ = harness.spawned(name) }
+            spawned += next.spawns.count
+            turns += 1
+        }
+        #expect(spawned == names.count)
+    }
+
     @Test func aQueuedPluginCanBeStoppedAndShutdownStopsTheQueue() {
         var harness = H()
         let names = (0..<40).map { "p\($0)" }

@@ -299,6 +299,20 @@ int herald_spawn_failed_step(void);
 /// session. Returns 0, or -1 with errno (ENOSYS elsewhere).
 int herald_become_subreaper(void);
 
+/// herald_spawn without the wait for the exec: returns the child's pid (or -1
+/// with errno when pipe2 or fork fails) and sets `*report_fd` to a
+/// non-blocking, close-on-exec descriptor that becomes readable once the child
+/// has exec'ed (end of file) or failed (see herald_spawn_report). The caller
+/// owns it. Only HERALD_SPAWN_DIE_WITH_PARENT of `flags` applies. For a loop
+/// that must not wait for a child to be scheduled and exec.
+pid_t herald_spawn_async(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
+                         int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags, int *report_fd);
+
+/// Reads herald_spawn_async's report: 0 when the child exec'ed, 1 when it
+/// failed (then `*step` is a HERALD_SPAWN_STEP_ value and `*error` its errno;
+/// the child exits 127), -1 with errno (EAGAIN: not yet known).
+int herald_spawn_report(int report_fd, int32_t *step, int32_t *error);
+
 /// herald_spawn's flag: the child dies when the forking thread does.
 #define HERALD_SPAWN_DIE_WITH_PARENT 1
 
