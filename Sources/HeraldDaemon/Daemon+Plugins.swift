@@ -15,33 +15,57 @@ import Glibc
 extension Daemon {
     private var pluginNow: Instant { Instant(nanoseconds: SystemClock.monotonicNanoseconds()) }
 
-    /// Reads the plugin folders and starts the plugins whose activation is `start`.
+    /// Reads the plugin folders and starts the plugins whose activation is `start`, once they are read.
     mutating func startPlugins() {
         guard plugins.enabled else { return }
         prepareToSupervise()
-        let now = pluginNow
-        let catalog = readPluginCatalog()
-        logger.info(
-            "plugins: \(catalog.declarations.count) loaded, \(catalog.refused.count) refused, "
-                + "\(catalog.masked.count) masked, from \(([plugins.folders.user].compactMap { $0 } + plugins.folders.system).joined(separator: ", "))"
-        )
-        carryOut(plugins.supervisor.loaded(catalog, now: now))
-        carryOut(plugins.supervisor.daemonStarted(now: now))
+        plugins.folderRead = plugins.beginRead(isStartup: true)
+        continueReadingFolders()
     }
 
     /// SIGHUP, or `PLUGIN` `RELOAD`: reread the folders; new plugins load, removed ones stop, changed ones restart.
+    /// A reload asked for while the folders are being read is done once that reading is applied.
     mutating func reloadPlugins() {
         guard plugins.enabled, shutdownDeadline == nil else { return }
         logger.notice("reloading the plugin folders")
-        let catalog = readPluginCatalog()
-        carryOut(plugins.supervisor.loaded(catalog, subscriptions: broker.livePatterns(), now: pluginNow))
+        guard plugins.folderRead == nil else {
+            plugins.folderRead!.again = true
+            return
+        }
+        plugins.folderRead = plugins.beginRead(isStartup: false)
+        continueReadingFolders()
     }
 
-    private func readPluginCatalog() -> PluginCatalog {
-        plugins.readCatalog(
+    /// The next turn's share of the folders' files; once all are read, the catalog goes to the supervisor.
+    mutating func continueReadingFolders() {
+        plugins.foldersTimer = nil
+        guard var read = plugins.folderRead.take(), shutdownDeadline == nil else { return }
+        PluginHost.readSome(&read)
+        guard read.isDone else {
+            plugins.folderRead = read
+            plugins.foldersTimer = loop.schedule(.pluginFolders, at: SystemClock.monotonicNanoseconds())
+            return
+        }
+        let catalog = plugins.catalog(
+            of: read,
             daemonUID: ProcessIdentity.currentUID(),
             searchPath: ProcessEnvironment.value("PATH") ?? "/usr/local/bin:/usr/bin:/bin"
         )
+        let now = pluginNow
+        if read.isStartup {
+            logger.info(
+                "plugins: \(catalog.declarations.count) loaded, \(catalog.refused.count) refused, "
+                    + "\(catalog.masked.count) masked, from \(read.folders.joined(separator: ", "))"
+            )
+            carryOut(plugins.supervisor.loaded(catalog, now: now))
+            carryOut(plugins.supervisor.daemonStarted(now: now))
+        } else {
+            carryOut(plugins.supervisor.loaded(catalog, subscriptions: broker.livePatterns(), now: now))
+        }
+        if read.again {
+            plugins.folderRead = plugins.beginRead(isStartup: false)
+            continueReadingFolders()
+        }
     }
 
     /// SIGCHLD: collects every child that exited.

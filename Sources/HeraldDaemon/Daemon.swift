@@ -49,6 +49,8 @@ struct Daemon: ~Copyable {
         case pluginReap
         /// Plugins exited a moment ago: end what they left (Daemon+Descendants.swift).
         case pluginOrphans
+        /// The next share of the plugin folders' files to read.
+        case pluginFolders
         /// The shutdown's flush bound passed.
         case shutdownBound
         /// The plugins' exit bound after the flush bound passed.
@@ -378,6 +380,8 @@ struct Daemon: ~Copyable {
             pluginReapDue()
         case .pluginOrphans:
             orphanCheckDue()
+        case .pluginFolders:
+            continueReadingFolders()
         case .shutdownBound:
             if openChannels > 0 {
                 logger.warning("closing \(openChannels) connections that did not drain within the shutdown bound")

@@ -78,6 +78,9 @@ struct PluginHost {
     var pausedOutputs: [Int32] = []
     /// The loop's timer for resuming the first of ``pausedOutputs``.
     var resumeTimer: TimerID?
+    /// The reading of the folders under way, and the loop's timer for its next share.
+    var folderRead: FolderRead?
+    var foldersTimer: TimerID?
     /// The loop's timer for the next turn's share of queued starts.
     var startsTimer: TimerID?
     /// The loop's timer for collecting the exits one turn left.
@@ -130,71 +133,6 @@ struct PluginHost {
             return ("cannot execute \(executable): \(errno)", permanent)
         case .fork, .setup:
             return ("cannot start \(executable): \(errno)", false)
-        }
-    }
-
-    /// Reads the folders into a catalog: every file's text and its owner and mode, then each plugin's program,
-    /// found in `searchPath` when it is a bare name, with its owner and mode.
-    func readCatalog(daemonUID: UInt32, searchPath: String) -> PluginCatalog {
-        let user = folders.user.map(Self.entries(in:)) ?? []
-        let system = folders.system.map(Self.entries(in:))
-        let catalog = PluginCatalog(user: user, system: system, daemonUID: daemonUID)
-        var lookups: [String: PluginCatalog.ExecutableLookup] = [:]
-        for declaration in catalog.declarations {
-            let program = declaration.program
-            let path = program.hasPrefix("/") ? program : FileSystem.findExecutable(program, in: searchPath)
-            guard let path else {
-                lookups[declaration.name] = .notFound("'\(program)' not found in PATH (\(searchPath))")
-                continue
-            }
-            do {
-                let status = try FileSystem.status(of: path)
-                guard status.isRegularFile, status.isExecutable else {
-                    lookups[declaration.name] = .notFound("\(path) is not an executable file")
-                    continue
-                }
-                lookups[declaration.name] = .found(
-                    path: path,
-                    facts: FileFacts(owner: status.ownerUID, mode: status.permissions)
-                )
-            } catch {
-                lookups[declaration.name] = .notFound("\(path): \(error.errno)")
-            }
-        }
-        return catalog.checkingExecutables(lookups, daemonUID: daemonUID)
-    }
-
-    /// The `*.plugin` entries of `folder` (none when it does not exist), each file read whole, at most 64 KiB. An
-    /// entry that is no regular file is kept, saying what it is, so the catalog refuses it where people look.
-    private static func entries(in folder: String) -> [PluginCatalog.Entry] {
-        guard let names = try? FileSystem.entryBytes(of: folder) else { return [] }
-        return names.compactMap { name -> PluginCatalog.Entry? in
-            guard PluginName.resolve(fileName: name) != nil else { return nil }
-            let path = folder + "/" + String(decoding: name, as: UTF8.self)
-            func entry(_ contents: PluginCatalog.Contents, _ facts: FileFacts) -> PluginCatalog.Entry {
-                PluginCatalog.Entry(fileNameBytes: name, path: path, contents: contents, facts: facts)
-            }
-            // A name that is not UTF-8 cannot be opened by its repaired path; the catalog refuses it by name.
-            guard String(validating: name, as: UTF8.self) != nil else {
-                return entry(.unreadable("the file name is not UTF-8"), FileFacts(owner: 0, mode: 0o644))
-            }
-            let status: FileSystem.Status
-            do {
-                status = try FileSystem.status(of: path)
-            } catch {
-                let what = FileSystem.isSymbolicLink(path) ? "a symbolic link to nothing" : "unreadable: \(error)"
-                return entry(.notAFile(what), FileFacts(owner: 0, mode: 0o644))
-            }
-            let facts = FileFacts(owner: status.ownerUID, mode: status.permissions)
-            guard status.isRegularFile else { return entry(.notAFile(status.kind), facts) }
-            do {
-                return entry(
-                    .text(String(decoding: try FileSystem.contents(of: path, limit: 65536), as: UTF8.self)),
-                    facts
-                )
-            } catch {
-                return entry(.unreadable("\(error)"), facts)
-            }
         }
     }
 }

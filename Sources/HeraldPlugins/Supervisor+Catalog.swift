@@ -114,6 +114,13 @@ extension Supervisor {
         plugins[name] = plugin
         switch plugin.state {
         case .running:
+            // A reload of thousands of changed files stops them a turn's share at a time, as starts go.
+            guard spawnBudget > 0 else {
+                pendingRestarts.insert(name)
+                startQueue.append(name)
+                return
+            }
+            spawnBudget -= 1
             actions.append(.log(.info, "plugin \(name): its file changed; restarting it"))
             end(name, then: .start, now: now, &actions)
         case .stopping(let pid, let startedAt, let killAt, let then):

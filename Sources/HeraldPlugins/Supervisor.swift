@@ -142,7 +142,10 @@ public struct Supervisor: Sendable {
     var deadlines = DeadlineHeap()
     /// The `subscribe` plugins that have never run, which a subscription may start.
     var awaitingSubscription: Set<String> = []
-    /// Plugins in `.queued`, oldest first, from `queueHead` on (an entry whose plugin has moved on is skipped).
+    /// Running plugins whose file changed, waiting in `startQueue` for their turn to be restarted.
+    var pendingRestarts: Set<String> = []
+    /// Plugins in `.queued`, and running ones in `pendingRestarts`, oldest first, from `queueHead` on (an entry
+    /// whose plugin has moved on is skipped).
     var startQueue: [String] = []
     var queueHead = 0
     /// How many more `.spawn` actions may be returned before the owner's next ``startQueued(now:)``.
@@ -230,6 +233,11 @@ public struct Supervisor: Sendable {
             } else {
                 awaitingSubscription.remove(name)
             }
+            if case .running = plugin.state {
+            } else {
+                // It left running some other way (an exit, a stop): it starts with its new file anyway.
+                pendingRestarts.remove(name)
+            }
             var current = status(of: plugin)
             if current.state != plugin.published?.state {
                 plugin.since = now
@@ -268,7 +276,7 @@ public struct Supervisor: Sendable {
     }
 
     /// The owner's next turn for the plugins waiting to start (after `.continueStarting`): up to
-    /// ``Timing/spawnsPerTurn`` of them are spawned, oldest first.
+    /// ``Timing/spawnsPerTurn`` of them are spawned, or stopped to restart with a changed file, oldest first.
     public mutating func startQueued(now: Instant) -> [Action] {
         hasAskedToContinue = false
         spawnBudget = timing.spawnsPerTurn
@@ -276,8 +284,14 @@ public struct Supervisor: Sendable {
         while spawnBudget > 0 && queueHead < startQueue.count {
             let name = startQueue[queueHead]
             queueHead += 1
-            guard !isShuttingDown, plugins[name]?.state == .queued else { continue }
-            spawn(name, &actions)
+            guard !isShuttingDown, let state = plugins[name]?.state else { continue }
+            if state == .queued {
+                spawn(name, &actions)
+            } else if case .running = state, pendingRestarts.remove(name) != nil {
+                spawnBudget -= 1
+                actions.append(.log(.info, "plugin \(name): its file changed; restarting it"))
+                end(name, then: .start, now: now, &actions)
+            }
         }
         finish(&actions, now: now)
         return actions

@@ -60,6 +60,45 @@ struct SupervisorScaleTests {
         #expect(spawned == names.count)
     }
 
+    /// A reload that changes every file stops the running plugins a turn's share at a time; each is restarted
+    /// with its new file.
+    @Test func aReloadOfEveryFileStopsRunningPluginsATurnsShareAtATime() {
+        var harness = H()
+        let names = (0..<40).map { "p\($0)" }
+        var pids: [String: Int32] = [:]
+        _ = harness.load(names.map { H.plugin($0) })
+        var actions = harness.supervisor.daemonStarted(now: harness.now)
+        while true {
+            for name in actions.spawns { pids[name] = harness.spawned(name) }
+            guard actions.contains(.continueStarting) else { break }
+            actions = harness.supervisor.startQueued(now: harness.now)
+        }
+        let changed = names.map { H.plugin($0, command: ["/usr/bin/false"]) }
+        actions = harness.supervisor.loaded(changed, refused: [], now: harness.now)
+        var signalled = 0
+        var restarted: Set<String> = []
+        var turns = 0
+        while true {
+            let terminated = actions.signals.filter { $0.hasPrefix("terminate") }
+            #expect(terminated.count <= harness.supervisor.timing.spawnsPerTurn)
+            signalled += terminated.count
+            for name in names where actions.signals.contains("terminate \(pids[name]!)") {
+                let exit = harness.exited(pids[name]!, .killed(signal: 15))
+                for started in exit.spawns {
+                    pids[started] = harness.spawned(started)
+                    restarted.insert(started)
+                }
+            }
+            guard actions.contains(.continueStarting) || turns == 0 else { break }
+            turns += 1
+            actions = harness.supervisor.startQueued(now: harness.now)
+            if turns > 100 { break }
+        }
+        #expect(signalled == names.count)
+        #expect(turns >= names.count / harness.supervisor.timing.spawnsPerTurn - 1)
+        #expect(harness.supervisor.statuses.values.allSatisfy { $0.state == .running || $0.state == .starting })
+    }
+
     @Test func aQueuedPluginCanBeStoppedAndShutdownStopsTheQueue() {
         var harness = H()
         let names = (0..<40).map { "p\($0)" }
