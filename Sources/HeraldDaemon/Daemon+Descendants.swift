@@ -32,11 +32,12 @@ extension Daemon {
         endLeftoversOfLastDaemon()
     }
 
-    /// Records a process heraldd must end if it is killed: `pid` with its start time.
-    mutating func recordPluginProcess(_ pid: Int32) {
-        guard let entry = ProcessTable.entry(of: pid) else { return }
+    /// Records a process heraldd must end if it is killed: `pid` with its start time, or a time before it
+    /// (`startedBy`, taken before the fork) for a child just forked.
+    mutating func recordPluginProcess(_ pid: Int32, startedBy: UInt64? = nil) {
+        guard let start = startedBy ?? ProcessTable.entry(of: pid)?.startTime else { return }
         do {
-            try FileSystem.append("+ \(pid) \(entry.startTime)\n", to: leftoversRecord)
+            try FileSystem.append("+ \(pid) \(start)\n", to: leftoversRecord)
         } catch {
             logger.warning("plugins: cannot record pid \(pid) in \(leftoversRecord): \(error)")
         }
@@ -146,7 +147,8 @@ extension Daemon {
             let inRecordedGroup = [entry.session, entry.group].contains { leader in
                 recorded[leader].map { entry.startTime >= $0 } ?? false
             }
-            let isRecorded = recorded[pid] == entry.startTime
+            // A plugin's own pid is recorded with a time taken just before its fork: at most its start time.
+            let isRecorded = recorded[pid].map { $0 <= entry.startTime && entry.startTime - $0 <= 100 } ?? false
             let isPluginHere =
                 ProcessTable.environmentValue(of: pid, "HERALD_SOCKET") == options.socketPath
                 && ProcessTable.environmentValue(of: pid, "HERALD_PLUGIN") != nil

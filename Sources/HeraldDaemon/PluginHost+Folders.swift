@@ -49,7 +49,8 @@ extension PluginHost {
         let end = min(read.next + filesPerTurn, read.pending.count)
         for index in read.next..<end {
             let (folder, name) = read.pending[index]
-            read.entries[folder].append(entry(folder: read.folders[folder], name: name))
+            // Parsed here, a share a turn, rather than all at once when the catalog is made.
+            read.entries[folder].append(entry(folder: read.folders[folder], name: name).parsingText())
         }
         read.next = end
     }

@@ -26,6 +26,9 @@ public struct PluginCatalog: Hashable, Sendable {
         public var contents: Contents
         /// Its owner and mode, from `stat()` (not `lstat()`: a link is trusted for what it leads to).
         public var facts: FileFacts
+        /// Its text parsed already, by an owner that spreads the parsing of thousands of files over turns
+        /// (``parsingText()``); nil to parse it when the catalog is made.
+        public var parsed: Result<PluginFile, PluginFileError>?
 
         /// Creates an entry.
         public init(fileName: String, path: String, contents: Contents, facts: FileFacts) {
@@ -39,6 +42,18 @@ public struct PluginCatalog: Hashable, Sendable {
             self.path = path
             self.contents = contents
             self.facts = facts
+        }
+
+        /// The entry with its text parsed now (see ``parsed``), when its name is a plugin name and it was read.
+        public func parsingText() -> Entry {
+            guard parsed == nil, case .text(let text) = contents,
+                let resolved = PluginName.resolve(fileName: fileNameBytes), resolved.refusal == nil
+            else { return self }
+            var copy = self
+            copy.parsed = Result { () throws(PluginFileError) in
+                try PluginFile(name: resolved.name, path: path, text: text)
+            }
+            return copy
         }
     }
 
@@ -137,7 +152,13 @@ public struct PluginCatalog: Hashable, Sendable {
         case .notAFile: return
         }
         do {
-            switch try PluginFile(name: name, path: entry.path, text: text) {
+            let file: PluginFile
+            if let parsed = entry.parsed {
+                file = try parsed.get()
+            } else {
+                file = try PluginFile(name: name, path: entry.path, text: text)
+            }
+            switch file {
             case .plugin(let declaration): declarations.append(declaration)
             case .mask: masked.append(Mask(name: name, path: entry.path))
             }

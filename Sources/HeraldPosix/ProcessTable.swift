@@ -25,6 +25,21 @@ public enum ProcessTable {
         public var isZombie: Bool
     }
 
+    /// Now, in the unit of ``Entry/startTime`` (clock ticks since boot): a process started after this call has a
+    /// start time at least this. Taken before a fork, it stands for the child's start time without reading the
+    /// child's `/proc` entry, which waits while the child is in `execve`.
+    public static func startTimeNow() -> UInt64 {
+        var time = timespec()
+        #if os(Linux)
+        _ = clock_gettime(CLOCK_BOOTTIME, &time)
+        #else
+        _ = clock_gettime(CLOCK_MONOTONIC, &time)
+        #endif
+        let ticks = UInt64(max(1, sysconf(Int32(_SC_CLK_TCK))))
+        let nanoseconds = UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        return nanoseconds / (1_000_000_000 / ticks)
+    }
+
     /// The entry of `pid`, or nil when there is no such process.
     public static func entry(of pid: Int32) -> Entry? {
         guard let text = read("/proc/\(pid)/stat", limit: 4096) else { return nil }
