@@ -282,7 +282,10 @@ extension Daemon {
             case .continueStarting:
                 // A timer due now: the loop serves what is ready first, then gives the queued plugins their turn.
                 if plugins.startsTimer == nil {
-                    plugins.startsTimer = loop.schedule(.pluginStarts, at: SystemClock.monotonicNanoseconds())
+                    plugins.startsTimer = loop.schedule(
+                        .pluginStarts,
+                        at: SystemClock.monotonicNanoseconds() + PluginHost.startsPause
+                    )
                 }
             case .signal(let pid, let signal):
                 // The plugin leads a process group of its own (setsid at spawn): the signal goes to the whole group,
