@@ -62,7 +62,7 @@ struct PluginHost {
     /// How long the loop rests between one turn's share of queued starts and the next (nanoseconds): each start
     /// costs the machine more than heraldd's fork (the child's exec, the program's own start), and without a rest
     /// the starts of thousands of plugins take both cores from the clients being served meanwhile.
-    static let startsPause: UInt64 = 5_000_000
+    static let startsPause: UInt64 = 10_000_000
     /// How many exited children one turn collects.
     static let exitsPerTurn = 4
     /// How long after a plugin's exit heraldd looks for what it left (nanoseconds).
