@@ -82,13 +82,17 @@ struct PluginHardeningTests {
         #expect(!daemon.process.stderr.contains("nodir: restarting"))
     }
 
-    @Test func environmentMayNotSetTheDaemonsVariables() async throws {
+    @Test func environmentSettingTheDaemonsVariablesAndANulAreRefused() async throws {
         let bed = try PluginBed()
         let fine = try bed.script("fine", "exec sleep 1000")
         try bed.plugin("sneaky", exec: fine, ["Activation=start", "Environment=HERALD_SOCKET=/tmp/elsewhere"])
+        // Before, the argument was cut at the NUL without a word: /bin/echo printed "ab".
+        try bed.pluginFile("nul", "[Plugin]\nExec=/bin/echo ab\0cd\nActivation=start\n")
         let daemon = try await bed.startDaemon()
         let listed = try await PluginProbe.list(daemon)
         #expect(listed["sneaky"]?.state == "refused")
         #expect(listed["sneaky"]?.reason?.contains("may not set HERALD_SOCKET") == true)
+        #expect(listed["nul"]?.state == "refused")
+        #expect(listed["nul"]?.reason == "line 2: a NUL byte; a plugin file is text")
     }
 }
