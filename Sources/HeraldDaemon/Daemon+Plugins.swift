@@ -13,7 +13,7 @@ import Glibc
 /// as SIGCHLD from the daemon's event loop, and their output on pipes watched by that loop, with the supervisor's
 /// timer among the loop's timers.
 extension Daemon {
-    private var pluginNow: Instant { Instant(nanoseconds: SystemClock.monotonicNanoseconds()) }
+    var pluginNow: Instant { Instant(nanoseconds: SystemClock.monotonicNanoseconds()) }
 
     /// Reads the plugin folders and starts the plugins whose activation is `start`, once they are read.
     mutating func startPlugins() {
@@ -114,27 +114,6 @@ extension Daemon {
         carryOut(plugins.supervisor.timerFired(now: pluginNow))
     }
 
-    /// Once a second while lines are being dropped: log the counts of output lines dropped that are due.
-    mutating func pluginOutputCountsDue() {
-        plugins.countsTimer = nil
-        let now = pluginNow
-        var owed = false
-        for output in plugins.outputs.values {
-            log(output.lines.flush(now: now), of: output.plugin)
-            if output.lines.owesCount { owed = true }
-        }
-        if owed { scheduleOutputCounts() }
-    }
-
-    /// Looks at the pipes' counts of dropped lines in a second, unless that is planned already.
-    private mutating func scheduleOutputCounts() {
-        guard plugins.countsTimer == nil else { return }
-        plugins.countsTimer = loop.schedule(
-            .pluginOutputCounts,
-            at: SystemClock.monotonicNanoseconds() + 1_000_000_000
-        )
-    }
-
     /// Carries out a `PLUGIN` request (``BrokerAction/pluginRequest(_:)``) and answers it.
     mutating func answerPluginRequest(_ request: Broker.PluginRequest) {
         let error = pluginRequest(request.frame)
@@ -176,83 +155,6 @@ extension Daemon {
     mutating func stopPlugins() {
         guard plugins.enabled else { return }
         carryOut(plugins.supervisor.shutdownBegan(now: pluginNow))
-    }
-
-    /// A plugin's output pipe is readable: one read of at most 64 KiB, so a flooding plugin gets a turn's share,
-    /// and once its ``OutputBudget`` is spent no read until the window ends: its pipe fills and it blocks.
-    mutating func pluginOutputReadable(_ fd: Int32) {
-        guard let output = plugins.outputs[fd] else { return }
-        let result: IOResult<Int>
-        do {
-            result = try output.descriptor.read(into: readBuffer)
-        } catch {
-            logger.warning("plugin \(output.plugin): cannot read its output: \(error)")
-            closePluginOutput(fd)
-            return
-        }
-        switch result {
-        case .wouldBlock:
-            return
-        case .processed(0):
-            log(output.lines.finish(now: pluginNow), of: output.plugin)
-            closePluginOutput(fd)
-        case .processed(let count):
-            let now = pluginNow
-            log(output.lines.feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]), now: now), of: output.plugin)
-            if output.lines.owesCount { scheduleOutputCounts() }
-            if output.pausedUntil == nil, let resume = output.budget.read(count, now: now) {
-                pausePluginOutput(fd, until: resume)
-            }
-        }
-    }
-
-    /// Stops reading `fd` until `resume`. A hang-up is still reported meanwhile (epoll always reports it), and the
-    /// reads it causes are bounded by what the pipe holds: its writer is gone.
-    private mutating func pausePluginOutput(_ fd: Int32, until resume: Instant) {
-        guard let output = plugins.outputs[fd], loop.isRegistered(fd), (try? loop.setInterest([], for: fd)) != nil
-        else { return }
-        output.pausedUntil = resume
-        plugins.pausedOutputs.append(fd)
-        if plugins.resumeTimer == nil {
-            plugins.resumeTimer = loop.schedule(.pluginOutputResume, at: resume.nanoseconds)
-        }
-    }
-
-    /// Resumes reading the paused pipes whose window has ended.
-    mutating func pluginOutputsResumeDue() {
-        plugins.resumeTimer = nil
-        let now = pluginNow
-        var resumed = 0
-        for fd in plugins.pausedOutputs {
-            guard let output = plugins.outputs[fd], let until = output.pausedUntil else {
-                resumed += 1
-                continue
-            }
-            if now < until {
-                plugins.resumeTimer = loop.schedule(.pluginOutputResume, at: until.nanoseconds)
-                break
-            }
-            output.pausedUntil = nil
-            if loop.isRegistered(fd) { try? loop.setInterest(.readable, for: fd) }
-            resumed += 1
-        }
-        plugins.pausedOutputs.removeFirst(resumed)
-    }
-
-    private mutating func closePluginOutput(_ fd: Int32) {
-        loop.deregister(fd)
-        plugins.outputs[fd] = nil
-        // A paused descriptor's number may be reused by the next pipe before its resume is due.
-        plugins.pausedOutputs.removeAll { $0 == fd }
-    }
-
-    private func log(_ events: [OutputLines.Event], of plugin: String) {
-        for event in events {
-            switch event {
-            case .line(let line): logger.notice("plugin \(plugin): \(line)")
-            case .dropped(let count): logger.warning("plugin \(plugin): \(count) lines of output dropped (too many)")
-            }
-        }
     }
 
     /// Carries out the supervisor's actions in order. What starting a child gave is fed back at once, before any
@@ -325,114 +227,6 @@ extension Daemon {
     mutating func startQueuedPlugins() {
         plugins.startsTimer = nil
         carryOut(plugins.supervisor.startQueued(now: pluginNow))
-    }
-
-    private enum SpawnOutcome {
-        case success(Int32)
-        /// Why; `permanent` when it cannot work until the file or the system changes.
-        case failure(String, permanent: Bool)
-    }
-
-    private mutating func spawnPlugin(_ declaration: PluginDeclaration) -> SpawnOutcome {
-        guard let executable = declaration.executable else {
-            return .failure("its program was not checked", permanent: true)
-        }
-        let pipe: ChildProcesses.OutputPipe
-        do {
-            pipe = try ChildProcesses.makeOutputPipe()
-        } catch {
-            return .failure("\(error)", permanent: false)
-        }
-        // The daemon's own environment, less what is only for it, then what every plugin is told, then the file's.
-        let ownOnly: Set<String> = [
-            "HERALD_SOCKET", "HERALD_PLUGIN", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
-            "NOTIFY_SOCKET",
-        ]
-        var environment = ProcessEnvironment.entries().filter { entry in
-            !ownOnly.contains(String(entry.prefix { $0 != "=" }))
-        }
-        environment.append("HERALD_SOCKET=\(options.socketPath)")
-        environment.append("HERALD_PLUGIN=\(declaration.name)")
-        environment += declaration.environment.map(\.assignment)
-        // Not waiting for the exec: on a loaded machine the child may wait milliseconds to be scheduled, and the
-        // loop would wait with it for every plugin it starts. Whether the exec worked comes on the report pipe.
-        let started: ChildProcesses.Started
-        do {
-            started = try ChildProcesses.start(
-                executable: executable,
-                arguments: declaration.command,
-                environment: environment,
-                workingDirectory: declaration.workingDirectory,
-                standardOutput: pipe.writeEnd,
-                standardError: pipe.writeEnd,
-                descriptorSoftLimit: plugins.inheritedDescriptorLimit
-            )
-        } catch {
-            return .failure("\(error)", permanent: false)
-        }
-        let pid = started.pid
-        watchExec(of: pid, report: started.takeReport(), declaration: declaration)
-        let readEnd = pipe.closingWriteEnd()
-        let fd = readEnd.rawValue
-        do {
-            try loop.register(fd, interest: .readable, handler: .pluginOutput(fd))
-        } catch {
-            logger.warning("plugin \(declaration.name): its output cannot be watched, and is discarded: \(error)")
-        }
-        plugins.outputs[fd] = PluginHost.Output(descriptor: readEnd, plugin: declaration.name)
-        return .success(pid)
-    }
-
-    /// Watches a started plugin's report pipe, which says whether its exec worked.
-    private mutating func watchExec(of pid: Int32, report: consuming FileDescriptor, declaration: PluginDeclaration) {
-        let fd = report.rawValue
-        do {
-            try loop.register(fd, interest: .readable, handler: .pluginExec(fd))
-        } catch {
-            // Unwatched, a failed exec still shows, as the child's exit 127.
-            logger.warning("plugin \(declaration.name): whether it started cannot be watched: \(error)")
-            return
-        }
-        plugins.execWatches[fd] = PluginHost.ExecWatch(descriptor: report, pid: pid, declaration: declaration)
-        plugins.execWatchByPID[pid] = fd
-    }
-
-    /// A plugin's report pipe is readable: its exec worked, or why it did not.
-    mutating func pluginExecReported(_ fd: Int32) {
-        guard let watch = plugins.execWatches[fd] else { return }
-        let report = ChildProcesses.report(watch.descriptor)
-        if report == .pending { return }
-        endExecWatch(fd)
-        if case .failed(let step, let errno) = report { execFailed(watch, step: step, errno: errno) }
-    }
-
-    /// Before `pid`'s exit is taken as the plugin's: when its exec failed, that is the news, not the exit 127.
-    ///
-    /// - Returns: whether the exit was its failed exec, now reported to the supervisor.
-    mutating func exitWasFailedExec(_ pid: Int32) -> Bool {
-        guard let fd = plugins.execWatchByPID[pid], let watch = plugins.execWatches[fd] else { return false }
-        let report = ChildProcesses.report(watch.descriptor)
-        endExecWatch(fd)
-        guard case .failed(let step, let errno) = report else { return false }
-        execFailed(watch, step: step, errno: errno)
-        return true
-    }
-
-    private mutating func execFailed(_ watch: PluginHost.ExecWatch, step: ChildProcesses.SpawnStep, errno: Errno) {
-        let executable = watch.declaration.executable ?? watch.declaration.program
-        let (reason, permanent) = PluginHost.spawnFailure(
-            step: step,
-            errno: errno,
-            executable: executable,
-            declaration: watch.declaration
-        )
-        logger.warning("plugin \(watch.declaration.name): cannot start: \(reason)")
-        carryOut(plugins.supervisor.execFailed(pid: watch.pid, reason: reason, permanent: permanent, now: pluginNow))
-    }
-
-    private mutating func endExecWatch(_ fd: Int32) {
-        loop.deregister(fd)
-        if let watch = plugins.execWatches.removeValue(forKey: fd) { plugins.execWatchByPID[watch.pid] = nil }
     }
 
     /// Posts a plugin's state, retained, as the daemon (an empty payload clears it).
