@@ -36,16 +36,33 @@ extension Daemon {
     /// (`startedBy`, taken before the fork) for a child just forked.
     mutating func recordPluginProcess(_ pid: Int32, startedBy: UInt64? = nil) {
         guard let start = startedBy ?? ProcessTable.entry(of: pid)?.startTime else { return }
-        do {
-            try FileSystem.append("+ \(pid) \(start)\n", to: leftoversRecord)
-        } catch {
-            logger.warning("plugins: cannot record pid \(pid) in \(leftoversRecord): \(error)")
-        }
+        plugins.recorded[pid] = start
+        appendToRecord("+ \(pid) \(start)\n")
     }
 
-    /// Records that the plugin process `pid` exited: its group and session are ended, and its pid may be reused.
+    /// Records that the process `pid` is gone: a plugin's group and session are ended with it, and its pid may be
+    /// reused.
     mutating func recordExit(_ pid: Int32) {
-        try? FileSystem.append("- \(pid)\n", to: leftoversRecord)
+        guard plugins.recorded.removeValue(forKey: pid) != nil else { return }
+        plugins.recordedOrphans.remove(pid)
+        appendToRecord("- \(pid)\n")
+    }
+
+    /// Appends a line to the record, or rewrites it with only what is live once most of its lines are history: a
+    /// plugin restarting for days must not grow it without bound.
+    private mutating func appendToRecord(_ line: String) {
+        plugins.recordLines += 1
+        do {
+            if plugins.recordLines > 2 * plugins.recorded.count + 256 {
+                let live = plugins.recorded.map { "+ \($0.key) \($0.value)\n" }.joined()
+                try FileSystem.replace(leftoversRecord, with: live)
+                plugins.recordLines = plugins.recorded.count
+            } else {
+                try FileSystem.append(line, to: leftoversRecord)
+            }
+        } catch {
+            logger.warning("plugins: cannot write \(leftoversRecord): \(error)")
+        }
     }
 
     /// Sends `signal` to what a plugin started outside its process group (which gets it separately): its
@@ -113,6 +130,8 @@ extension Daemon {
             endTree(of: child, because: "left by a plugin, at shutdown")
         }
         FileSystem.remove(leftoversRecord)
+        plugins.recorded = [:]
+        plugins.recordLines = 0
     }
 
     /// SIGKILL to `pid` and everything it started.
@@ -120,7 +139,6 @@ extension Daemon {
         let tree = ProcessTable.tree(of: pid)
         logger.info("plugins: ending pid \(pid)\(tree.count > 1 ? " and \(tree.count - 1) it started" : ""), \(reason)")
         for process in tree { ChildProcesses.send(SIGKILL, to: process) }
-        plugins.recordedOrphans.remove(pid)
     }
 
     /// Ends what the last heraldd on this socket left when it was killed: the processes in the sessions and groups

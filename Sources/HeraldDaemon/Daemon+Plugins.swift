@@ -87,11 +87,12 @@ extension Daemon {
             // session hook's dbus-monitor when the hook is killed, goes with it, as systemd ends what a service
             // leaves behind; otherwise every crash and restart leaks those processes. The group's members keep its
             // id in use, so the signal reaches no one else; an empty group is ESRCH, which is ignored.
+            // An orphan heraldd kept (its plugin runs) is gone: off the record.
+            recordExit(pid)
             if exitWasFailedExec(pid) { continue }
             if let name = plugins.supervisor.plugin(withPID: pid) {
                 ChildProcesses.send(SIGKILL, to: -pid)
                 exitedPlugins[pid] = name
-                recordExit(pid)
             }
             let exit: ProcessExit
             switch status {

@@ -95,6 +95,9 @@ struct PluginHost {
     /// The plugins exited since heraldd last looked for orphans, by pid, and the timer for looking.
     var exitedSinceOrphanCheck: [Int32: String] = [:]
     var orphanTimer: TimerID?
+    /// What the record beside the socket holds as live, pid to start time, and how many lines it has.
+    var recorded: [Int32: UInt64] = [:]
+    var recordLines = 0
     /// Orphans kept (their plugin still runs) and already in the record.
     var recordedOrphans: Set<Int32> = []
     /// Set once every plugin has exited after shutdown began (or there were none).

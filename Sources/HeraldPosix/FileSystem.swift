@@ -114,6 +114,17 @@ public enum FileSystem {
         if let failure { throw failure }
     }
 
+    /// Replaces the file `path` with `text` at once (mode 0600): written beside it, then renamed over it, so a reader
+    /// sees the old contents or the new, never a part.
+    ///
+    /// - Throws: ``SystemError``.
+    public static func replace(_ path: String, with text: String) throws(SystemError) {
+        let temporary = path + ".new"
+        remove(temporary)
+        try append(text, to: temporary)
+        _ = try completedSyscall("rename \(temporary) to \(path)") { rename(temporary, path) }
+    }
+
     /// Removes the file `path`; one that is not there is not an error.
     public static func remove(_ path: String) {
         _ = unlink(path)
