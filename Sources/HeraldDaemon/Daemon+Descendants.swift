@@ -81,7 +81,7 @@ extension Daemon {
         plugins.exitedSinceOrphanCheck.merge(exited) { _, new in new }
         guard plugins.orphanTimer == nil else { return }
         plugins.orphanTimer = loop.schedule(
-            .pluginOrphans,
+            .pluginWork(.orphans),
             at: SystemClock.monotonicNanoseconds() + PluginHost.orphanCheckDelay
         )
     }

@@ -61,7 +61,7 @@ extension Daemon {
         output.pausedUntil = resume
         plugins.pausedOutputs.append(fd)
         if plugins.resumeTimer == nil {
-            plugins.resumeTimer = loop.schedule(.pluginOutputResume, at: resume.nanoseconds)
+            plugins.resumeTimer = loop.schedule(.pluginWork(.outputResume), at: resume.nanoseconds)
         }
     }
 
@@ -76,7 +76,7 @@ extension Daemon {
                 continue
             }
             if now < until {
-                plugins.resumeTimer = loop.schedule(.pluginOutputResume, at: until.nanoseconds)
+                plugins.resumeTimer = loop.schedule(.pluginWork(.outputResume), at: until.nanoseconds)
                 break
             }
             output.pausedUntil = nil

@@ -43,7 +43,7 @@ extension Daemon {
         PluginHost.readSome(&read)
         guard read.isDone else {
             plugins.folderRead = read
-            plugins.foldersTimer = loop.schedule(.pluginFolders, at: SystemClock.monotonicNanoseconds())
+            plugins.foldersTimer = loop.schedule(.pluginWork(.folders), at: SystemClock.monotonicNanoseconds())
             return
         }
         let catalog = plugins.catalog(
@@ -80,7 +80,7 @@ extension Daemon {
         defer { if plugins.enabled && !exitedPlugins.isEmpty { orphansMayBeLeft(by: exitedPlugins) } }
         let reaped = ChildProcesses.reapExited(limit: PluginHost.exitsPerTurn)
         if reaped.count == PluginHost.exitsPerTurn && plugins.reapTimer == nil {
-            plugins.reapTimer = loop.schedule(.pluginReap, at: SystemClock.monotonicNanoseconds())
+            plugins.reapTimer = loop.schedule(.pluginWork(.reap), at: SystemClock.monotonicNanoseconds())
         }
         for (pid, status) in reaped {
             // The plugin led a process group of its own (setsid at spawn). What it left running there, such as the
@@ -100,6 +100,17 @@ extension Daemon {
             case .killed(let signal): exit = .killed(signal: signal)
             }
             carryOut(plugins.supervisor.exited(pid: pid, status: exit, now: pluginNow))
+        }
+    }
+
+    /// One of the plugin host's timers fired.
+    mutating func pluginWorkDue(_ work: PluginHost.Work) {
+        switch work {
+        case .outputResume: pluginOutputsResumeDue()
+        case .starts: startQueuedPlugins()
+        case .reap: pluginReapDue()
+        case .orphans: orphanCheckDue()
+        case .folders: continueReadingFolders()
         }
     }
 
@@ -186,7 +197,7 @@ extension Daemon {
                 // A timer due now: the loop serves what is ready first, then gives the queued plugins their turn.
                 if plugins.startsTimer == nil {
                     plugins.startsTimer = loop.schedule(
-                        .pluginStarts,
+                        .pluginWork(.starts),
                         at: SystemClock.monotonicNanoseconds() + PluginHost.startsPause
                     )
                 }

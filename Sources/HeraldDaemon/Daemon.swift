@@ -41,16 +41,8 @@ struct Daemon: ~Copyable {
         case plugins
         /// Counts of dropped plugin output lines may be owed.
         case pluginOutputCounts
-        /// Plugin output pipes paused for spending their budget may be read again.
-        case pluginOutputResume
-        /// Plugins queued to start get their turn (``Daemon/startQueuedPlugins()``).
-        case pluginStarts
-        /// Exited children that one turn did not collect (``Daemon/childrenExited()``).
-        case pluginReap
-        /// Plugins exited a moment ago: end what they left (Daemon+Descendants.swift).
-        case pluginOrphans
-        /// The next share of the plugin folders' files to read.
-        case pluginFolders
+        /// More of the plugin host's work, a share a turn (``PluginHost/Work``).
+        case pluginWork(PluginHost.Work)
         /// The shutdown's flush bound passed.
         case shutdownBound
         /// The plugins' exit bound after the flush bound passed.
@@ -372,16 +364,8 @@ struct Daemon: ~Copyable {
             pluginTimerFired()
         case .pluginOutputCounts:
             pluginOutputCountsDue()
-        case .pluginOutputResume:
-            pluginOutputsResumeDue()
-        case .pluginStarts:
-            startQueuedPlugins()
-        case .pluginReap:
-            pluginReapDue()
-        case .pluginOrphans:
-            orphanCheckDue()
-        case .pluginFolders:
-            continueReadingFolders()
+        case .pluginWork(let work):
+            pluginWorkDue(work)
         case .shutdownBound:
             if openChannels > 0 {
                 logger.warning("closing \(openChannels) connections that did not drain within the shutdown bound")

@@ -59,6 +59,20 @@ struct PluginHost {
         }
     }
 
+    /// The plugin host's timers, spread over turns so thousands of plugins never hold up a turn.
+    enum Work: Hashable {
+        /// Output pipes paused for spending their budget may be read again.
+        case outputResume
+        /// Plugins queued to start get their turn.
+        case starts
+        /// Exited children that one turn did not collect.
+        case reap
+        /// Plugins exited a moment ago: end what they left.
+        case orphans
+        /// The next share of the plugin folders' files to read.
+        case folders
+    }
+
     /// How long the loop rests between one turn's share of queued starts and the next (nanoseconds): each start
     /// costs the machine more than heraldd's fork (the child's exec, the program's own start), and without a rest
     /// the starts of thousands of plugins take both cores from the clients being served meanwhile.
