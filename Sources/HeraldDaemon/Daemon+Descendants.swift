@@ -158,6 +158,14 @@ extension Daemon {
             }
             recorded[pid] = start
         }
+        // A recorded pid now held by a process that started long after it was recorded was reused: the session
+        // and group of that pid are someone else's. (While any process is in a session or group, the kernel
+        // does not reuse its id; so members of a recorded group whose leader is gone are the plugin's.)
+        for (pid, start) in recorded {
+            if let now = ProcessTable.entry(of: pid), now.startTime < start || now.startTime - start > 100 {
+                recorded[pid] = nil
+            }
+        }
         let own = ProcessIdentity.currentPID()
         var ended = 0
         for pid in ProcessTable.allPIDs() where pid != own {
