@@ -59,10 +59,11 @@ extension Supervisor {
     /// A connection subscribed to `pattern`: each `subscribe` plugin that has never run and provides a name the
     /// pattern can match starts now. The subscription is not held up: the plugin's posts reach it when made.
     public mutating func subscribed(_ pattern: Pattern, now: Instant) -> [Action] {
-        // Every SUBSCRIBE comes here: once each subscribe plugin has run, this is one pass over the plugins.
+        // Every SUBSCRIBE comes here while some subscribe plugin has never run: it looks only at the plugins filed
+        // under the pattern's first segment (and those whose patterns begin with a wildcard).
         guard awaitsSubscriptions else { return [] }
         var actions: [Action] = []
-        for name in awaitingSubscription.sorted() {
+        for name in awaitingCandidates(for: pattern) {
             activateIfDue(name, subscriptions: [pattern], now: now, &actions)
         }
         finish(&actions, now: now)

@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// The plugin supervisor's decisions, as a state machine with no I/O: what to start when, the restart backoff,
 /// the failure window, stopping, and shutdown.
 ///
@@ -142,6 +144,10 @@ public struct Supervisor: Sendable {
     var deadlines = DeadlineHeap()
     /// The `subscribe` plugins that have never run, which a subscription may start.
     var awaitingSubscription: Set<String> = []
+    /// The same plugins by the first segment of each of their `Provides=` patterns (nil: a wildcard or `**`
+    /// first), so a subscription looks only at those it could start; and the keys each was filed under.
+    var awaitingByFirstSegment: [String?: Set<String>] = [:]
+    var awaitingKeys: [String: [String?]] = [:]
     /// Running plugins whose file changed, waiting in `startQueue` for their turn to be restarted.
     var pendingRestarts: Set<String> = []
     /// Plugins in `.queued`, and running ones in `pendingRestarts`, oldest first, from `queueHead` on (an entry
@@ -225,13 +231,13 @@ public struct Supervisor: Sendable {
     mutating func finish(_ actions: inout [Action], now: Instant) {
         for name in plugins.takeChanged() {
             guard var plugin = plugins[name] else {
-                awaitingSubscription.remove(name)
+                stopAwaiting(name)
                 continue
             }
-            if plugin.state == .inactive && plugin.declaration?.activation == .subscribe {
-                awaitingSubscription.insert(name)
+            if plugin.state == .inactive, let declaration = plugin.declaration, declaration.activation == .subscribe {
+                startAwaiting(name, provides: declaration.provides)
             } else {
-                awaitingSubscription.remove(name)
+                stopAwaiting(name)
             }
             if case .running = plugin.state {
             } else {
@@ -273,6 +279,37 @@ public struct Supervisor: Sendable {
             actions.append(.log(.notice, "every plugin has exited"))
             actions.append(.shutdownComplete)
         }
+    }
+
+    /// Files `name` as a plugin a subscription may start, under the first segment of each pattern it provides.
+    private mutating func startAwaiting(_ name: String, provides: [Pattern]) {
+        let keys = provides.map { pattern -> String? in
+            if case .literal(let first)? = pattern.segments.first { return first }
+            return nil
+        }
+        guard awaitingKeys[name] != keys else { return }
+        stopAwaiting(name)
+        awaitingSubscription.insert(name)
+        awaitingKeys[name] = keys
+        for key in keys { awaitingByFirstSegment[key, default: []].insert(name) }
+    }
+
+    private mutating func stopAwaiting(_ name: String) {
+        guard awaitingSubscription.remove(name) != nil, let keys = awaitingKeys.removeValue(forKey: name) else {
+            return
+        }
+        for key in keys {
+            awaitingByFirstSegment[key]?.remove(name)
+            if awaitingByFirstSegment[key]?.isEmpty == true { awaitingByFirstSegment[key] = nil }
+        }
+    }
+
+    /// The plugins awaiting a subscription that `pattern` could start: those providing under its first segment
+    /// and those whose patterns begin with a wildcard; every one for a pattern that itself begins with one.
+    func awaitingCandidates(for pattern: Pattern) -> [String] {
+        guard case .literal(let first)? = pattern.segments.first else { return awaitingSubscription.sorted() }
+        let named = awaitingByFirstSegment[first] ?? []
+        return named.union(awaitingByFirstSegment[nil] ?? []).sorted()
     }
 
     /// The owner's next turn for the plugins waiting to start (after `.continueStarting`): up to

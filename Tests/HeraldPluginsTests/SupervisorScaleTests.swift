@@ -1,4 +1,5 @@
 import HeraldPlugins
+import HeraldWire
 import Testing
 
 /// Thousands of plugins (issue 27): starts are spread over the owner's turns, an event's work is for the plugins it
@@ -97,6 +98,26 @@ struct SupervisorScaleTests {
         #expect(signalled == names.count)
         #expect(turns >= names.count / harness.supervisor.timing.spawnsPerTurn - 1)
         #expect(harness.supervisor.statuses.values.allSatisfy { $0.state == .running || $0.state == .starting })
+    }
+
+    /// With thousands of subscribe plugins never run, a subscription looks at those it could start (filed under
+    /// its first segment, and those providing under a wildcard), and starts exactly the ones it overlaps.
+    @Test func aSubscriptionStartsExactlyThePluginsItOverlapsAmongThousands() {
+        var harness = H()
+        var declarations = (0..<2000).map { H.plugin("p\($0)", .subscribe, provides: ["p\($0).*"]) }
+        declarations.append(H.plugin("wild", .subscribe, provides: ["*.status"]))
+        declarations.append(H.plugin("all", .subscribe, provides: ["**"]))
+        _ = harness.load(declarations)
+        _ = harness.supervisor.daemonStarted(now: harness.now)
+        #expect(harness.supervisor.subscribed(try! Pattern("p7.x"), now: harness.now).spawns == ["all", "p7"])
+        #expect(harness.supervisor.subscribed(try! Pattern("q.status"), now: harness.now).spawns == ["wild"])
+        #expect(harness.supervisor.subscribed(try! Pattern("p7.y"), now: harness.now).spawns.isEmpty)
+        // A pattern that begins with a wildcard can overlap them all: every other one starts (a turn's share now,
+        // the rest queued as starting).
+        let everything = harness.supervisor.subscribed(try! Pattern("*.x"), now: harness.now)
+        #expect(everything.spawns.count == harness.supervisor.timing.spawnsPerTurn)
+        #expect(everything.published.values.filter { $0.state == .starting }.count == 1999)
+        #expect(harness.supervisor.awaitsSubscriptions == false)
     }
 
     @Test func aQueuedPluginCanBeStoppedAndShutdownStopsTheQueue() {
