@@ -88,10 +88,14 @@ static void herald_mark_descriptors_cloexec(void) {
 
 // Only async-signal-safe calls between fork and execve: the daemon may have other threads (io_uring's are the
 // kernel's, but a library's could be anywhere), and only the forking thread exists in the child.
+static __thread int herald_spawn_step = HERALD_SPAWN_STEP_SETUP;
+
+int herald_spawn_failed_step(void) { return herald_spawn_step; }
+
 static void herald_spawn_child(const char *path, char *const argv[], char *const envp[], const char *cwd,
                                int stdin_fd, int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags,
                                pid_t parent, int report) {
-    int error;
+    int failure[2] = {HERALD_SPAWN_STEP_SETUP, 0};
     (void)setsid();
     if (flags & HERALD_SPAWN_DIE_WITH_PARENT) {
 #ifdef __linux__
@@ -126,11 +130,13 @@ static void herald_spawn_child(const char *path, char *const argv[], char *const
             (void)setrlimit(RLIMIT_NOFILE, &limit);
         }
     }
+    failure[0] = HERALD_SPAWN_STEP_CHDIR;
     if (cwd != NULL && chdir(cwd) < 0) goto failed;
+    failure[0] = HERALD_SPAWN_STEP_EXEC;
     execve(path, argv, envp);
 failed:
-    error = errno;
-    while (write(report, &error, sizeof error) < 0 && errno == EINTR) {
+    failure[1] = errno;
+    while (write(report, failure, sizeof failure) < 0 && errno == EINTR) {
     }
     _exit(127);
 }
@@ -138,16 +144,20 @@ failed:
 static pid_t herald_spawn_from_spawner(const char *path, char *const argv[], char *const envp[], const char *cwd,
                                        int stdin_fd, int stdout_fd, int stderr_fd, uint64_t nofile_soft);
 
-pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
-                   int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags) {
-    if (flags & HERALD_SPAWN_DIE_WITH_PROCESS) {
-        return herald_spawn_from_spawner(path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft);
-    }
-    int report[2];
+// Forks the child, which reports a failure on report[1]; the parent keeps report[0]. Returns the pid, or -1.
+static pid_t herald_fork_child(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                               int stdin_fd, int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags,
+                               int report[2]) {
 #ifdef __linux__
-    if (pipe2(report, O_CLOEXEC) < 0) return -1;
+    if (pipe2(report, O_CLOEXEC) < 0) {
+        herald_spawn_step = HERALD_SPAWN_STEP_FORK;
+        return -1;
+    }
 #else
-    if (pipe(report) < 0) return -1;
+    if (pipe(report) < 0) {
+        herald_spawn_step = HERALD_SPAWN_STEP_FORK;
+        return -1;
+    }
     (void)fcntl(report[0], F_SETFD, FD_CLOEXEC);
     (void)fcntl(report[1], F_SETFD, FD_CLOEXEC);
 #endif
@@ -155,6 +165,7 @@ pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], con
     pid_t child = fork();
     if (child < 0) {
         int error = errno;
+        herald_spawn_step = HERALD_SPAWN_STEP_FORK;
         close(report[0]);
         close(report[1]);
         errno = error;
@@ -166,18 +177,61 @@ pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], con
                            report[1]);
     }
     close(report[1]);
-    // End of file means the exec succeeded (the pipe was close-on-exec); four bytes are the child's errno.
-    int error = 0;
+    return child;
+}
+
+pid_t herald_spawn_async(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
+                         int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags, int *report_fd) {
+    int report[2];
+    pid_t child = herald_fork_child(path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft,
+                                    flags & HERALD_SPAWN_DIE_WITH_PARENT, report);
+    if (child < 0) return -1;
+    int status = fcntl(report[0], F_GETFL);
+    if (status >= 0) (void)fcntl(report[0], F_SETFL, status | O_NONBLOCK);
+    *report_fd = report[0];
+    return child;
+}
+
+int herald_spawn_report(int report_fd, int32_t *step, int32_t *error) {
+    int failure[2] = {0, 0};
     ssize_t got;
     do {
-        got = read(report[0], &error, sizeof error);
+        got = read(report_fd, failure, sizeof failure);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return -1;
+    if (got == (ssize_t)sizeof failure) {
+        *step = failure[0];
+        *error = failure[1];
+        return 1;
+    }
+    // End of file: the exec succeeded (the pipe was close-on-exec). A short read cannot happen for 8 bytes
+    // written at once to a pipe; it is taken as success rather than guessed at.
+    return 0;
+}
+
+pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
+                   int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags) {
+    if (flags & HERALD_SPAWN_DIE_WITH_PROCESS) {
+        return herald_spawn_from_spawner(path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft);
+    }
+    int report[2];
+    pid_t child = herald_fork_child(path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft, flags,
+                                    report);
+    if (child < 0) return -1;
+    // End of file means the exec succeeded (the pipe was close-on-exec); eight bytes are the step that failed in
+    // the child and its errno.
+    int failure[2] = {0, 0};
+    ssize_t got;
+    do {
+        got = read(report[0], failure, sizeof failure);
     } while (got < 0 && errno == EINTR);
     close(report[0]);
-    if (got == (ssize_t)sizeof error) {
+    if (got == (ssize_t)sizeof failure) {
         int status;
         while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
         }
-        errno = error;
+        herald_spawn_step = failure[0];
+        errno = failure[1];
         return -1;
     }
     return child;
@@ -206,6 +260,7 @@ struct herald_spawn_request {
     uint64_t nofile_soft;
     pid_t result;
     int error;
+    int step;
     int done;
 };
 
@@ -226,9 +281,11 @@ static void *herald_spawner_main(void *unused) {
                                  request->stdout_fd, request->stderr_fd, request->nofile_soft,
                                  HERALD_SPAWN_DIE_WITH_PARENT);
         int error = errno;
+        int step = herald_spawn_step;
         pthread_mutex_lock(&herald_spawner_mutex);
         request->result = pid;
         request->error = error;
+        request->step = step;
         request->done = 1;
         herald_spawner_pending = NULL;
         pthread_cond_broadcast(&herald_spawner_changed);
@@ -258,7 +315,7 @@ static int herald_start_spawner(void) {
 static pid_t herald_spawn_from_spawner(const char *path, char *const argv[], char *const envp[], const char *cwd,
                                        int stdin_fd, int stdout_fd, int stderr_fd, uint64_t nofile_soft) {
     struct herald_spawn_request request = {path, argv, envp, cwd, stdin_fd, stdout_fd, stderr_fd, nofile_soft,
-                                           -1, 0, 0};
+                                           -1, 0, 0, 0};
     pthread_mutex_lock(&herald_spawner_mutex);
     if (!herald_spawner_running) {
         int error = herald_start_spawner();
@@ -274,6 +331,7 @@ static pid_t herald_spawn_from_spawner(const char *path, char *const argv[], cha
     pthread_cond_broadcast(&herald_spawner_changed);
     while (!request.done) pthread_cond_wait(&herald_spawner_changed, &herald_spawner_mutex);
     pthread_mutex_unlock(&herald_spawner_mutex);
+    herald_spawn_step = request.step;
     errno = request.error;
     return request.result;
 }
@@ -310,6 +368,15 @@ pid_t herald_wait_child(pid_t which, int32_t *code, int32_t *signal) {
         *signal = 0;
     }
     return pid;
+}
+
+int herald_become_subreaper(void) {
+#if defined(__linux__) && defined(PR_SET_CHILD_SUBREAPER)
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 int herald_pipe(int fds[2], int nonblocking_read) {

@@ -18,38 +18,61 @@ extension Connection {
         executor: ReaderExecutor
     ) async throws(HeraldError) -> Connection {
         typealias Opened = CheckedContinuation<Result<Connection, HeraldError>, Never>
-        let opened = await withCheckedContinuation { (continuation: Opened) in
-            let thread = Thread {
-                let connection: Connection
+        let cancellation = HandshakeCancellation()
+        let opened = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: Opened) in
+                start(socketPath: socketPath, options: options, executor: executor, cancellation, continuation)
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+        return try opened.get()
+    }
+
+    /// Starts the thread that connects, then reads the connection.
+    private static func start(
+        socketPath: String,
+        options: Herald.Options,
+        executor: ReaderExecutor,
+        _ cancellation: HandshakeCancellation,
+        _ continuation: CheckedContinuation<Result<Connection, HeraldError>, Never>
+    ) {
+        executor.resources.threads.add(1, ordering: .relaxed)
+        let thread = Thread {
+            defer { executor.resources.threads.subtract(1, ordering: .relaxed) }
+            let connection: Connection
+            do throws(HeraldError) {
+                connection = try handshake(
+                    socketPath: socketPath,
+                    options: options,
+                    executor: executor,
+                    cancellation: cancellation
+                )
+            } catch {
+                continuation.resume(returning: .failure(error))
+                return
+            }
+            #if os(Linux)
+            if let group = options.readerGroup {
+                // A thread of the group reads it from now on; this one only connected, and ends here.
                 do throws(HeraldError) {
-                    connection = try handshake(socketPath: socketPath, options: options, executor: executor)
+                    try group.nextLoop().register(connection)
                 } catch {
+                    connection.fail(error, local: true)
                     continuation.resume(returning: .failure(error))
                     return
                 }
-                #if os(Linux)
-                if let group = options.readerGroup {
-                    // A thread of the group reads it from now on; this one only connected, and ends here.
-                    do throws(HeraldError) {
-                        try group.nextLoop().register(connection)
-                    } catch {
-                        connection.fail(error, local: true)
-                        continuation.resume(returning: .failure(error))
-                        return
-                    }
-                    continuation.resume(returning: .success(connection))
-                    return
-                }
-                #endif
-                // Before the caller resumes, so a task it starts at once on the executor runs on this thread.
-                connection.executor.attach(ObjectIdentifier(connection))
                 continuation.resume(returning: .success(connection))
-                connection.runReader(maxPayload: Int(connection.welcome.maxPayload))
+                return
             }
-            thread.name = "herald-reader"
-            thread.start()
+            #endif
+            // Before the caller resumes, so a task it starts at once on the executor runs on this thread.
+            connection.executor.attach(ObjectIdentifier(connection))
+            continuation.resume(returning: .success(connection))
+            connection.runReader(maxPayload: Int(connection.welcome.maxPayload))
         }
-        return try opened.get()
+        thread.name = "herald-reader"
+        thread.start()
     }
 
     /// Connects and completes `HELLO`/`WELCOME`, blocking the calling thread (the reader thread) for at most
@@ -57,9 +80,38 @@ extension Connection {
     private static func handshake(
         socketPath: String,
         options: Herald.Options,
-        executor: ReaderExecutor
+        executor: ReaderExecutor,
+        cancellation: HandshakeCancellation
     ) throws(HeraldError) -> Connection {
         let socket = try connectSocket(socketPath)
+        guard cancellation.begin(socket.rawValue) else {
+            throw HeraldError(.cancelled, "the task connecting to heraldd was cancelled")
+        }
+        let greeted = Result { () throws(HeraldError) in try greet(socket, options: options) }
+        // Before the socket is closed (on failure, when it goes out of scope) or handed on: no shutdown after this.
+        if cancellation.end() {
+            throw HeraldError(.cancelled, "the task connecting to heraldd was cancelled during the handshake")
+        }
+        let welcome = try greeted.get()
+        let connection = Connection(
+            socket: socket,
+            socketPath: socketPath,
+            welcome: welcome,
+            options: options,
+            executor: executor
+        )
+        options.logger?.debug(
+            "connected to \(welcome.server) (pid \(welcome.daemonPID)) on \(socketPath), "
+                + "protocol \(welcome.version), maxPayload \(welcome.maxPayload)"
+        )
+        return connection
+    }
+
+    /// Sends `HELLO` and reads `WELCOME` on the blocking `socket`, then makes it non-blocking.
+    private static func greet(
+        _ socket: borrowing FileDescriptor,
+        options: Herald.Options
+    ) throws(HeraldError) -> Frame.Welcome {
         let seconds = options.requestTimeout.seconds
         do {
             try socket.setSendTimeout(seconds: seconds)
@@ -91,18 +143,7 @@ extension Connection {
             } catch {
                 throw HeraldError(.io, "\(error)")
             }
-            let connection = Connection(
-                socket: socket,
-                socketPath: socketPath,
-                welcome: welcome,
-                options: options,
-                executor: executor
-            )
-            options.logger?.debug(
-                "connected to \(welcome.server) (pid \(welcome.daemonPID)) on \(socketPath), "
-                    + "protocol \(welcome.version), maxPayload \(welcome.maxPayload)"
-            )
-            return connection
+            return welcome
         case .error(let error):
             throw daemonError(error)
         default:

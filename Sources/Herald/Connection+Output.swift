@@ -18,7 +18,8 @@ extension Connection {
     /// Queues a post, waiting while the outgoing buffer is full; in the caller's isolation, as
     /// ``Herald/post(_:payload:retain:)``.
     ///
-    /// - Throws: why the connection ended, if it has.
+    /// - Throws: why the connection ended, if it has; `.cancelled` when the task is cancelled while it waits for
+    ///   room (the post is not sent, and the connection goes on).
     nonisolated(nonsending) func post(_ frame: Frame) async throws(HeraldError) {
         let size = frame.encodedSize
         while true {
@@ -29,15 +30,38 @@ extension Connection {
                 startWriting(lone: lone)
                 return
             case .full:
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let now = writer.withLock { writer in
-                        if writer.isBroken || !writer.isOpen || writer.hasRoom(for: size) { return true }
-                        writer.roomWaiters.append(continuation)
-                        return false
-                    }
-                    if now { continuation.resume() }
+                await waitForWriter { writer in
+                    !writer.isOpen || writer.hasRoom(for: size)
+                } enqueue: { writer, waiter in
+                    writer.roomWaiters.append(waiter)
+                }
+                if Task.isCancelled {
+                    throw HeraldError(.cancelled, "the task posting was cancelled while it waited for room to post")
                 }
             }
+        }
+    }
+
+    /// Waits until the writer resumes this caller, or `ready` holds, or the connection breaks, or the task is
+    /// cancelled: a cancelled waiter takes itself out and returns at once.
+    private nonisolated(nonsending) func waitForWriter(
+        ready: @escaping (inout WriterState) -> Bool,
+        enqueue: @escaping (inout WriterState, WriterState.Waiter) -> Void
+    ) async {
+        let id = writer.withLock { $0.takeWaiterID() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = writer.withLock { writer in
+                    // Checked under the lock the cancellation handler takes: cancelled before this, the handler
+                    // found nothing to resume, so the waiter must not wait; cancelled after, the handler finds it.
+                    if Task.isCancelled || writer.isBroken || ready(&writer) { return true }
+                    enqueue(&writer, WriterState.Waiter(id: id, continuation: continuation))
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            writer.withLock { $0.removeWaiter(id) }?.resume()
         }
     }
 
@@ -140,7 +164,7 @@ extension Connection {
                     writer.outgoing.removeAll(keepingCapacity: true)
                     swap(&writer.outgoing, &writer.pending)
                     writer.written = 0
-                    resumed += writer.roomWaiters
+                    resumed += writer.roomWaiters.map(\.continuation)
                     writer.roomWaiters = []
                 }
                 // Shares the storage with the state, which nobody changes while this writer owns it: not copied.
@@ -209,15 +233,13 @@ extension Connection {
         return Int32(clamping: max(1, (limit - (now - since)) / 1_000_000))
     }
 
-    /// Waits until everything queued so far is written to the socket, or the connection has failed.
+    /// Waits until everything queued so far is written to the socket, or the connection has failed, or the task is
+    /// cancelled.
     func drainOutput() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = writer.withLock { writer in
-                if writer.isBroken || writer.owner == .none { return true }
-                writer.drainWaiters.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
+        await waitForWriter { writer in
+            writer.owner == .none
+        } enqueue: { writer, waiter in
+            writer.drainWaiters.append(waiter)
         }
     }
 

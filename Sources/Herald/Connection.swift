@@ -23,9 +23,9 @@ final class Connection: Sendable {
     /// The owning ``Herald``'s executor, which the reader thread drives while it reads this connection.
     let executor: ReaderExecutor
     let state = Mutex(ConnectionState())
-    /// Given the live subscriptions when the connection is lost, for ``Herald`` to move them to a new connection;
-    /// nil when streams should end with the connection.
-    let lostHandler = Mutex<(@Sendable ([Subscription]) -> Void)?>(nil)
+    /// Told when the connection ends, with the subscriptions it held, why, and whether connecting again can help:
+    /// ``Herald`` moves them to a new connection or finishes them. Nil when streams should end with the connection.
+    let lostHandler = Mutex<LostHandler?>(nil)
     /// The outgoing buffer and who writes it (`Connection+Output.swift`).
     let writer = Mutex(WriterState())
     /// The last quiet post's id, less ``firstQuietPostID``.
@@ -53,6 +53,7 @@ final class Connection: Sendable {
     ) {
         self.socket = socket
         self.executor = executor
+        executor.resources.connections.add(1, ordering: .relaxed)
         self.socketPath = socketPath
         self.welcome = welcome
         self.options = options
@@ -66,9 +67,33 @@ final class Connection: Sendable {
         )
     }
 
+    /// What ``lostHandler`` is: given the subscriptions, the reason, and whether reconnecting can help.
+    typealias LostHandler = @Sendable (_ subscriptions: [Subscription], _ reason: HeraldError, _ retry: Bool) -> Void
+
+    deinit {
+        executor.resources.connections.subtract(1, ordering: .relaxed)
+    }
+
     /// Why the connection ended, or nil while it is open.
     var closedReason: HeraldError? {
         state.withLock { $0.closedReason }
+    }
+
+    /// Installs the handler told when the connection ends; a connection that has ended already tells it at once
+    /// (it held no subscription then: nothing registers on a connection before its handler is installed).
+    ///
+    /// The reader runs from the moment the connection opens, so the daemon may be gone before the owner gets here:
+    /// without this, that loss reached no handler and nothing reconnected.
+    func installLostHandler(_ handler: @escaping LostHandler) {
+        let ended = lostHandler.withLock { slot -> (HeraldError, Bool)? in
+            // Checked under the handler's lock: `fail` sets the reason first, then takes the handler under it.
+            if let (reason, local) = state.withLock({ state in state.closedReason.map { ($0, state.closedLocally) } }) {
+                return (reason, !local && Self.reconnectionHelps(reason))
+            }
+            slot = handler
+            return nil
+        }
+        if let (reason, retry) = ended { handler([], reason, retry) }
     }
 
     /// Sends a request built with a fresh id and waits for its answer, at most `requestTimeout`.
@@ -122,7 +147,9 @@ final class Connection: Sendable {
         do {
             try await register(subscription)
         } catch {
-            continuation.finish()
+            // Never handed over: if the connection ended and gave it to a reconnection, finishing it runs the
+            // handler that withdraws it there.
+            continuation.finish(error)
             throw error
         }
         return (continuation, consumed)
@@ -173,8 +200,18 @@ final class Connection: Sendable {
         let key = ids[0]
         // Whatever ends the stream (the consumer's task cancelled, the sequence dropped) withdraws the subscription.
         // Weak, so an unconsumed stream does not keep the connection alive through its own registration.
-        subscription.continuation.onTermination = { [weak self] _ in
+        let installed = subscription.continuation.installTermination { [weak self] _ in
             self?.unsubscribe(key)
+        }
+        guard installed else {
+            // Ended before it was registered (its consumer went away while the daemon was away): nothing is sent.
+            state.withLock { state in
+                for id in ids {
+                    state.pending[id] = nil
+                }
+                if state.removeSubscription(key) != nil { state.subscriptionsOnTheWire -= count }
+            }
+            throw HeraldError(.cancelled, "the stream of \(subscription.description) ended before it was subscribed")
         }
         // The consumer, once it has drained an overflowed buffer to half, has the episode's notice put in.
         subscription.consumed.onDrained.withLock { handler in
@@ -286,13 +323,19 @@ final class Connection: Sendable {
         state.withLock { $0.complete(id, outcome) }?.resume()
     }
 
-    /// Ends the connection for `reason`: fails every request in flight, ends every stream (or, when the loss was
-    /// not this process's doing and a lost handler is installed, hands the subscriptions to it), and shuts the
-    /// socket down so the reader thread sees end of file and ends. The first reason wins; later calls do nothing.
+    /// Ends the connection for `reason`: fails every request in flight, hands every subscription to the lost
+    /// handler (which moves them to a new connection or finishes them) or, without one, ends their streams, and shuts
+    /// the socket down so the reader thread sees end of file and ends. The first reason wins; later calls do nothing.
     ///
-    /// - Parameter local: whether this process ended the connection (`close()`, release): then streams end.
+    /// - Parameter local: whether this process ended the connection (`close()`, release, an abandoned attempt):
+    ///   reconnecting does not follow.
     func fail(_ reason: HeraldError, local: Bool = false) {
-        guard let (subscriptions, resumptions) = state.withLock({ $0.close(reason) }) else { return }
+        let closed = state.withLock { state in
+            let closed = state.close(reason)
+            if closed != nil { state.closedLocally = local }
+            return closed
+        }
+        guard let (subscriptions, resumptions) = closed else { return }
         options.logger?.debug("connection to \(socketPath) ended: \(reason)")
         breakOutput()
         // Shut down, not close: the reader thread may be inside read(2) on this descriptor right now.
@@ -301,12 +344,12 @@ final class Connection: Sendable {
             defer { handler = nil }
             return handler
         }
-        if !local, Self.reconnectionHelps(reason), let handler {
-            handler(subscriptions)
+        if let handler {
+            handler(subscriptions, reason, !local && Self.reconnectionHelps(reason))
         } else {
             // Outside the lock: finishing a stream runs its onTermination, which takes the lock.
             for subscription in subscriptions {
-                subscription.continuation.finish()
+                subscription.continuation.finish(reason)
             }
         }
         for resumption in resumptions {
@@ -315,10 +358,13 @@ final class Connection: Sendable {
     }
 
     /// Sends `BYE`, ends the connection, and waits for the reader thread to end.
-    func close() async {
+    ///
+    /// - Parameter goodbye: whether to write what is queued and `BYE` first; a connection abandoned by a failed
+    ///   reconnect attempt has nothing to say to a daemon that may not be reading.
+    func close(goodbye: Bool = true) async {
         // Everything posted before goes out first, then BYE; bounded by `requestTimeout` if the daemon stops
         // reading. Best effort: the daemon treats end of file like BYE.
-        if queueGoodbye() { await drainOutput() }
+        if goodbye, queueGoodbye() { await drainOutput() }
         fail(HeraldError(.disconnected, "the connection was closed by this process"), local: true)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = state.withLock { state in

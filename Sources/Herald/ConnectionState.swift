@@ -72,6 +72,8 @@ struct ConnectionState: Sendable {
     private var nextID: UInt32 = 1
     /// Why the connection ended; nil while it is open.
     var closedReason: HeraldError?
+    /// Whether this process ended it (`close()`, release, an abandoned attempt), rather than the daemon.
+    var closedLocally = false
     var readerEnded = false
     var readerWaiters: [CheckedContinuation<Void, Never>] = []
     /// Subscription ids whose `SUBSCRIBE` the daemon refused (version 2): it holds nothing to unsubscribe.

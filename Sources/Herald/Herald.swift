@@ -14,15 +14,17 @@ import Synchronization
 ///
 /// One `Herald` is one socket at a time, read by one background thread (or a ``ReaderGroup``'s). Every method may be
 /// called from any task. When the daemon goes away, the Herald reconnects by itself (``Options/reconnects``) and
-/// re-subscribes every live subscription, telling each stream with a `herald.reconnected` notice. It ends with
-/// ``close()``, or when the last reference to this object (or to a stream made from it) is released.
+/// re-subscribes every live subscription, telling each stream with a `herald.reconnected` notice; a stream is then
+/// always live on the current connection, waiting for the next, or ended with its reason
+/// (``HeraldNotifications/endReason``). It ends with ``close()``, or when the last reference to this object (or to a
+/// stream made from it) is released.
 public final class Herald: Sendable {
-    private let current: Mutex<Connection>
-    /// The task reconnecting after a loss, if one is running; cancelled by `close()` and on release.
-    private let supervisor = Mutex<Task<Void, Never>?>(nil)
-    private let closed = Atomic<Bool>(false)
-    private let path: String
-    private let options: Options
+    let current: Mutex<Connection>
+    /// The reconnection's decisions and the tasks carrying them out, under one lock: a task is started and stored
+    /// in the same step as the loss that calls for it, so ``close()`` finds every task there is and none starts after.
+    let reconnection = Mutex(Reconnection())
+    let path: String
+    let options: Options
 
     /// The connection in use now.
     var connection: Connection { current.withLock { $0 } }
@@ -34,10 +36,13 @@ public final class Herald: Sendable {
     }
 
     deinit {
-        supervisor.withLock { $0?.cancel() }
+        let reason = HeraldError(.disconnected, "the Herald was released")
+        let (tasks, waiting) = reconnection.withLock { ($0.tasks.values, $0.machine.closeRequested(reason)) }
+        for task in tasks { task.cancel() }
+        for stream in waiting { stream.continuation.finish(reason) }
         // Nothing can use the connection any more. Posts still queued are written first; then the socket is shut
         // down, which ends the reader thread.
-        current.withLock { $0 }.endWhenWritten(HeraldError(.disconnected, "the Herald was released"))
+        current.withLock { $0 }.endWhenWritten(reason)
     }
 
     /// An executor that runs tasks on this Herald's reader thread, for consumers that want every notification at the
@@ -58,6 +63,11 @@ public final class Herald: Sendable {
     /// ``ReaderGroup`` the reader thread is the group's thread that reads this connection, with others: a task on it
     /// holds those up too while it runs. Between connections, after the Herald closes, and where the reader cannot be
     /// woken for them (no eventfd: not Linux), the tasks run on the global concurrent executor.
+    ///
+    /// It is also how an app that must not wake while nothing happens stays asleep: the Herald's reader threads
+    /// sleep in the kernel, but once the global concurrent executor has a thread, libdispatch's workqueue monitor
+    /// wakes the process once a second. Work kept on this executor (and on executors of the app's own) does not arm
+    /// it.
     public var taskExecutor: any TaskExecutor { connection.executor }
 
     /// Connects to the session's daemon and completes the `HELLO`/`WELCOME` handshake.
@@ -67,8 +77,8 @@ public final class Herald: Sendable {
     ///   - options: the client's label, the request timeout and a logger.
     /// - Returns: a connected Herald.
     /// - Throws: ``HeraldError/Code/daemonUnavailable`` when no daemon listens on the path (the message names it
-    ///   and says how to start one), ``HeraldError/Code/timedOut``, or ``HeraldError/Code/daemonError`` when the
-    ///   daemon refuses the connection.
+    ///   and says how to start one), ``HeraldError/Code/timedOut``, ``HeraldError/Code/cancelled``, or
+    ///   ``HeraldError/Code/daemonError`` when the daemon refuses the connection.
     public static func connect(
         socketPath: String? = nil,
         options: Options = Options()
@@ -80,99 +90,23 @@ public final class Herald: Sendable {
         let executor = ReaderExecutor()
         let connection = try await Connection.open(socketPath: path, options: options, executor: executor)
         let herald = Herald(connection: connection, path: path, options: options)
+        if options.reconnects { herald.watch(connection, generation: 0) }
         do {
             try await herald.prepare(connection)
         } catch {
             connection.fail(error, local: true)
+            await herald.close()
             throw error
         }
         return herald
     }
 
-    /// Registers the will and, with ``Options/reconnects``, the hand-over of subscriptions on loss.
-    private func prepare(_ connection: Connection) async throws(HeraldError) {
+    /// Registers the will, if there is one, on a connection just opened.
+    func prepare(_ connection: Connection) async throws(HeraldError) {
         if let will = options.will {
             try Self.validate(name: will.name)
             _ = try await connection.request(.acknowledgement, "WILL") { id in will.frame(request: id) }
         }
-        guard options.reconnects else { return }
-        connection.lostHandler.withLock { handler in
-            handler = { [weak self] subscriptions in
-                guard let self else {
-                    for subscription in subscriptions { subscription.continuation.finish() }
-                    return
-                }
-                self.connectionLost(subscriptions)
-            }
-        }
-    }
-
-    /// Starts reconnecting, carrying `subscriptions` over.
-    private func connectionLost(_ subscriptions: [Subscription]) {
-        guard !closed.load(ordering: .acquiring) else {
-            for subscription in subscriptions { subscription.continuation.finish() }
-            return
-        }
-        options.logger?.info("lost the connection to heraldd; reconnecting")
-        // The task holds the Herald only while an attempt runs, never while it sleeps: a Herald nobody uses any
-        // more is released, and the task ends with it.
-        let task = Task { [weak self] in
-            var delay = Duration.milliseconds(50)
-            while !Task.isCancelled {
-                let connected: Bool
-                do {
-                    guard let herald = self, !herald.closed.load(ordering: .acquiring) else { break }
-                    connected = await herald.attemptReconnection(carrying: subscriptions, retryingIn: delay)
-                }
-                if connected { return }
-                do {
-                    try await Task.sleep(for: delay)
-                } catch {
-                    break
-                }
-                delay = min(delay * 2, .seconds(2))
-            }
-            for subscription in subscriptions { subscription.continuation.finish() }
-        }
-        supervisor.withLock { $0 = task }
-    }
-
-    /// Connects once more and, if that works, moves every subscription over, each announced by a
-    /// `herald.reconnected` notice ahead of its retained values.
-    ///
-    /// - Returns: whether it connected.
-    private func attemptReconnection(carrying lost: [Subscription], retryingIn delay: Duration) async -> Bool {
-        let connection: Connection
-        do throws(HeraldError) {
-            connection = try await Connection.open(
-                socketPath: path,
-                options: options,
-                executor: self.connection.executor
-            )
-            current.withLock { $0 = connection }
-            try await prepare(connection)
-        } catch {
-            options.logger?.debug("reconnecting to heraldd failed: \(error); next attempt in \(delay)")
-            return false
-        }
-        options.logger?.info("reconnected to heraldd on \(path)")
-        // Register concurrently: each waits for its own ACK. If the new connection is lost meanwhile, its lost
-        // handler carries every subscription it holds into the next attempt.
-        await withTaskGroup(of: Void.self) { group in
-            for var subscription in lost {
-                subscription.announceReconnection(connection.noticeSender)
-                subscription.continuation.flush()
-                group.addTask {
-                    do throws(HeraldError) {
-                        try await connection.register(subscription)
-                    } catch {
-                        // Refused on a live connection: nothing will feed this stream again.
-                        if connection.closedReason == nil { subscription.continuation.finish() }
-                    }
-                }
-            }
-        }
-        return true
     }
 
     /// The path of the daemon's socket.
@@ -325,10 +259,15 @@ public final class Herald: Sendable {
     /// round trip. A bridge uses it to acknowledge a message upstream once it can no longer be lost here. While the
     /// daemon reads nothing, this waits at most `Options.requestTimeout`, after which the connection ends.
     ///
-    /// - Throws: why the connection ended, if it has (posts not yet written when it ended are lost).
+    /// - Throws: why the connection ended, if it has (posts not yet written when it ended are lost), or
+    ///   ``HeraldError/Code/cancelled`` when the task was cancelled (it returns at once; the posts stay queued).
     public func waitUntilWritten() async throws(HeraldError) {
+        let connection = self.connection
         await connection.drainOutput()
         if let reason = connection.closedReason { throw reason }
+        if Task.isCancelled {
+            throw HeraldError(.cancelled, "the task waiting for the posts to be written was cancelled")
+        }
     }
 
     /// A barrier: sends `PING` and waits for its `ACK`.
@@ -347,12 +286,17 @@ public final class Herald: Sendable {
 
     /// Sends `BYE`, ends every stream, closes the socket, and waits for the reader thread to end.
     ///
-    /// Idempotent. After it returns, ``disconnectReason`` is set and every operation throws it.
+    /// Stops reconnecting first: a reconnect under way is abandoned at once, whatever the daemon does (a handshake
+    /// or a subscription waiting for an answer is cancelled), and its connection closed. Queued posts are written
+    /// before `BYE`, waiting at most `Options.requestTimeout` for a daemon that reads nothing. Idempotent. After it returns, ``disconnectReason`` is set and every operation throws it.
     public func close() async {
-        closed.store(true, ordering: .releasing)
-        let task = supervisor.withLock { $0 }
-        task?.cancel()
-        await task?.value
+        let reason = HeraldError(.disconnected, "the Herald was closed by this process")
+        let (tasks, waiting) = reconnection.withLock { ($0.tasks.values, $0.machine.closeRequested(reason)) }
+        for stream in waiting { stream.continuation.finish(reason) }
+        // A task in a handshake, a registration or a sleep ends at once when cancelled; one that opened a connection
+        // meanwhile closes it before it ends, since the machine has ended.
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
         await connection.close()
     }
 

@@ -3,7 +3,7 @@
 /// Retained values matching the pattern come first, flagged ``HeraldNotification/isRetained``, then live posts in
 /// sequence order with no gap between them; with several patterns, pattern by pattern, and each post once. Lost
 /// notifications are reported in the stream by a `herald.dropped` notice (``HeraldNotification/notice``). The
-/// sequence ends when the connection ends; ``Herald/disconnectReason`` says why.
+/// sequence ends when the connection ends for good; ``endReason`` says why.
 ///
 /// The subscription is withdrawn (an `UNSUBSCRIBE` per pattern) when the consuming task is cancelled, or when this
 /// value and every iterator made from it are gone. While it lives, it keeps its ``Herald`` open.
@@ -84,6 +84,11 @@ public struct HeraldNotifications: AsyncSequence, Sendable {
             return first
         }
     }
+
+    /// Why the sequence ended, once it has: the connection ended and was not reconnected (the Herald was closed or
+    /// released, or the daemon refused it), or a reconnection's daemon refused this subscription. Nil while the
+    /// sequence goes on (reconnecting included), and when its own consumer ended it (cancelled, or released).
+    public var endReason: HeraldError? { lifetime.buffer.endReason }
 
     /// Makes the iterator; make only one.
     public func makeAsyncIterator() -> AsyncIterator {

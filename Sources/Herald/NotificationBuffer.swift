@@ -40,6 +40,8 @@ final class NotificationBuffer: Sendable {
         var waiter: Waiter?
         var finished = false
         var terminated = false
+        /// Why the buffer was finished, when its owner said.
+        var endReason: HeraldError?
         var onTermination: (@Sendable (Termination) -> Void)?
 
         /// Keeps `used` (empty) as the spare array if there is none and it is small enough.
@@ -64,6 +66,14 @@ final class NotificationBuffer: Sendable {
     /// notifications.
     static let spareCapacity = 64
 
+    /// How many notifications a buffer holds before those queued behind them may be compacted
+    /// (``HeraldNotification/compacted()``): a consumer that keeps up takes each read's notifications as they are,
+    /// pointing into the read; one that lags, or never reads, would otherwise keep a whole read (up to 64 KiB) per
+    /// notification it has not taken. Past this many, a batch that holds less than half of the reads it points into
+    /// is compacted, each notification keeping at most about twice its own bytes; so what a stream keeps is bounded by
+    /// twice the bytes it actually holds, plus this many reads at most.
+    static let sharedLimit = 64
+
     private let state = Mutex(State())
     private let policy: BufferingPolicy
 
@@ -77,6 +87,45 @@ final class NotificationBuffer: Sendable {
         set { state.withLock { $0.onTermination = newValue } }
     }
 
+    /// Replaces ``onTermination``, unless the buffer has already ended: a handler set on an ended buffer would
+    /// never be called, and whatever it was to undo would stay done (a subscription nobody reads).
+    ///
+    /// - Returns: whether the handler was installed; false when the buffer had ended, and the caller undoes it now.
+    func installTermination(_ handler: @escaping @Sendable (Termination) -> Void) -> Bool {
+        state.withLock { state in
+            guard !state.finished && !state.terminated else { return false }
+            state.onTermination = handler
+            return true
+        }
+    }
+
+    /// Whether the buffer has ended: finished, or its consumer gone.
+    var hasEnded: Bool {
+        state.withLock { $0.finished || $0.terminated }
+    }
+
+    /// What the notifications queued for the consumer hold: their own bytes (name and payload), and the bytes they
+    /// keep allocated, each buffer they share counted once.
+    func queuedRetention() -> (own: Int, retained: Int) {
+        state.withLock { state in
+            var seen: Set<ObjectIdentifier> = []
+            var own = 0
+            var retained = 0
+            for notification in state.items {
+                own += notification.ownByteCount
+                if seen.insert(ObjectIdentifier(notification.bytes)).inserted {
+                    retained += notification.retainedByteCount
+                }
+            }
+            return (own, retained)
+        }
+    }
+
+    /// Why the buffer was finished, if its owner said: what ended the stream for its consumer.
+    var endReason: HeraldError? {
+        state.withLock { $0.endReason }
+    }
+
     /// Queues `notification` for the consumer, without waking it: the caller ``flush()``es after its batch.
     @discardableResult
     func yield(_ notification: HeraldNotification) -> YieldResult {
@@ -87,10 +136,10 @@ final class NotificationBuffer: Sendable {
                 return .dropped(notification)
             case .bufferingNewest(let limit) where state.items.count >= max(1, limit):
                 let oldest = state.items.removeFirst()
-                state.items.append(notification)
+                state.items.append(state.items.count < Self.sharedLimit ? notification : notification.compacted())
                 return .dropped(oldest)
             default:
-                state.items.append(notification)
+                state.items.append(state.items.count < Self.sharedLimit ? notification : notification.compacted())
                 return .enqueued
             }
         }
@@ -115,11 +164,39 @@ final class NotificationBuffer: Sendable {
             if accepted == batch.count && state.items.isEmpty {
                 // The usual case when the consumer keeps up: the whole batch becomes the queue, no copy.
                 swap(&state.items, &batch)
-            } else {
+            } else if state.items.count + accepted <= Self.sharedLimit {
                 state.items.append(contentsOf: batch[..<accepted])
+            } else if Self.holdsHalfOfItsReads(batch[..<accepted]) {
+                // A read of many notifications, most of them this stream's (herald-bench fan-out 100): what it keeps
+                // is its own, within twice; a copy of each would cost a malloc per notification for nothing.
+                state.items.append(contentsOf: batch[..<accepted])
+            } else {
+                for notification in batch[..<accepted] {
+                    state.items.append(state.items.count < Self.sharedLimit ? notification : notification.compacted())
+                }
             }
             return accepted
         }
+    }
+
+    /// Whether `batch`'s notifications hold at least half of the bytes they keep allocated, each read they point
+    /// into counted once: kept as they are, they keep at most twice what they hold.
+    private static func holdsHalfOfItsReads(_ batch: ArraySlice<HeraldNotification>) -> Bool {
+        // A batch is one read's, or a few: a short list beats a set.
+        var reads: [ObjectIdentifier] = []
+        var kept = 0
+        var own = 0
+        for notification in batch {
+            own += notification.ownByteCount
+            let read = ObjectIdentifier(notification.bytes)
+            if !reads.contains(read) {
+                // Many reads in one batch is not what the reader makes: compacting them is the safe answer.
+                guard reads.count < 8 else { return false }
+                reads.append(read)
+                kept += notification.retainedByteCount
+            }
+        }
+        return 2 * own >= kept
     }
 
     /// Hands everything queued to the consumer if it is waiting; one resume for the whole batch.
@@ -134,11 +211,14 @@ final class NotificationBuffer: Sendable {
     }
 
     /// No more notifications: the consumer gets what is queued, then the end.
-    func finish() {
+    ///
+    /// - Parameter reason: why, for ``endReason``.
+    func finish(_ reason: HeraldError? = nil) {
         let (waiter, handler) = state.withLock {
             state -> (Waiter?, (@Sendable (Termination) -> Void)?) in
             guard !state.finished && !state.terminated else { return (nil, nil) }
             state.finished = true
+            state.endReason = reason
             defer {
                 state.waiter = nil
                 state.onTermination = nil

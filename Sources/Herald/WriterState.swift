@@ -31,9 +31,34 @@ struct WriterState {
     /// When a `send` last took bytes of this connection's output, in monotonic nanoseconds; 0 before the first.
     var lastSentAt: UInt64 = 0
     /// Posts waiting for room in ``pending``.
-    var roomWaiters: [CheckedContinuation<Void, Never>] = []
+    var roomWaiters: [Waiter] = []
     /// Callers waiting until everything queued is written.
-    var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    var drainWaiters: [Waiter] = []
+    /// The id of the next waiter, so that a cancelled one can take itself out.
+    private var nextWaiter: UInt64 = 0
+
+    /// A caller waiting for the writer.
+    struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
+    /// A fresh waiter id.
+    mutating func takeWaiterID() -> UInt64 {
+        nextWaiter += 1
+        return nextWaiter
+    }
+
+    /// Takes waiter `id` out, if it still waits, for its cancelled caller to resume.
+    mutating func removeWaiter(_ id: UInt64) -> CheckedContinuation<Void, Never>? {
+        if let index = roomWaiters.firstIndex(where: { $0.id == id }) {
+            return roomWaiters.remove(at: index).continuation
+        }
+        if let index = drainWaiters.firstIndex(where: { $0.id == id }) {
+            return drainWaiters.remove(at: index).continuation
+        }
+        return nil
+    }
     /// Why to end the connection once everything queued is written: its ``Herald`` was released with posts still
     /// queued, which are written first.
     var endWhenWritten: HeraldError?
@@ -97,6 +122,6 @@ struct WriterState {
             roomWaiters = []
             drainWaiters = []
         }
-        return roomWaiters + drainWaiters
+        return (roomWaiters + drainWaiters).map(\.continuation)
     }
 }

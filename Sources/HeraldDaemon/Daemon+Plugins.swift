@@ -13,45 +13,86 @@ import Glibc
 /// as SIGCHLD from the daemon's event loop, and their output on pipes watched by that loop, with the supervisor's
 /// timer among the loop's timers.
 extension Daemon {
-    private var pluginNow: Instant { Instant(nanoseconds: SystemClock.monotonicNanoseconds()) }
+    var pluginNow: Instant { Instant(nanoseconds: SystemClock.monotonicNanoseconds()) }
 
-    /// Reads the plugin folders and starts the plugins whose activation is `start`.
+    /// Reads the plugin folders and starts the plugins whose activation is `start`, once they are read.
     mutating func startPlugins() {
         guard plugins.enabled else { return }
-        let now = pluginNow
-        let catalog = readPluginCatalog()
-        logger.info(
-            "plugins: \(catalog.declarations.count) loaded, \(catalog.refused.count) refused, "
-                + "\(catalog.masked.count) masked, from \(([plugins.folders.user].compactMap { $0 } + plugins.folders.system).joined(separator: ", "))"
-        )
-        carryOut(plugins.supervisor.loaded(catalog, now: now))
-        carryOut(plugins.supervisor.daemonStarted(now: now))
+        prepareToSupervise()
+        plugins.folderRead = plugins.beginRead(isStartup: true)
+        continueReadingFolders()
     }
 
     /// SIGHUP, or `PLUGIN` `RELOAD`: reread the folders; new plugins load, removed ones stop, changed ones restart.
+    /// A reload asked for while the folders are being read is done once that reading is applied.
     mutating func reloadPlugins() {
         guard plugins.enabled, shutdownDeadline == nil else { return }
         logger.notice("reloading the plugin folders")
-        let catalog = readPluginCatalog()
-        carryOut(plugins.supervisor.loaded(catalog, subscriptions: broker.livePatterns(), now: pluginNow))
+        guard plugins.folderRead == nil else {
+            plugins.folderRead!.again = true
+            return
+        }
+        plugins.folderRead = plugins.beginRead(isStartup: false)
+        continueReadingFolders()
     }
 
-    private func readPluginCatalog() -> PluginCatalog {
-        plugins.readCatalog(
+    /// The next turn's share of the folders' files; once all are read, the catalog goes to the supervisor.
+    mutating func continueReadingFolders() {
+        plugins.foldersTimer = nil
+        guard var read = plugins.folderRead.take(), shutdownDeadline == nil else { return }
+        PluginHost.readSome(&read)
+        guard read.isDone else {
+            plugins.folderRead = read
+            plugins.foldersTimer = loop.schedule(.pluginWork(.folders), at: SystemClock.monotonicNanoseconds())
+            return
+        }
+        let catalog = plugins.catalog(
+            of: read,
             daemonUID: ProcessIdentity.currentUID(),
             searchPath: ProcessEnvironment.value("PATH") ?? "/usr/local/bin:/usr/bin:/bin"
         )
+        let now = pluginNow
+        if read.isStartup {
+            logger.info(
+                "plugins: \(catalog.declarations.count) loaded, \(catalog.refused.count) refused, "
+                    + "\(catalog.masked.count) masked, from \(read.folders.joined(separator: ", "))"
+            )
+            // Started first, so each plugin of the catalog is posted once, as starting, not inactive and then
+            // starting: with thousands of plugins that halves this turn.
+            carryOut(plugins.supervisor.daemonStarted(now: now))
+            carryOut(plugins.supervisor.loaded(catalog, now: now))
+        } else {
+            carryOut(plugins.supervisor.loaded(catalog, subscriptions: broker.livePatterns(), now: now))
+        }
+        if read.again {
+            plugins.folderRead = plugins.beginRead(isStartup: false)
+            continueReadingFolders()
+        }
     }
 
     /// SIGCHLD: collects every child that exited.
+    ///
+    /// At most ``PluginHost/exitsPerTurn`` a turn: each exit may restart its plugin, and 2,000 plugins ending at
+    /// once (a reload of every file) must not all start again before a client is served. The rest are collected
+    /// on the next turns (a timer due at once), as SIGCHLD does not come again for children already waiting.
     mutating func childrenExited() {
-        for (pid, status) in ChildProcesses.reapExited() {
+        var exitedPlugins: [Int32: String] = [:]
+        defer { if plugins.enabled && !exitedPlugins.isEmpty { orphansMayBeLeft(by: exitedPlugins) } }
+        let reaped = ChildProcesses.reapExited(limit: PluginHost.exitsPerTurn)
+        if reaped.count == PluginHost.exitsPerTurn && plugins.reapTimer == nil {
+            plugins.reapTimer = loop.schedule(.pluginWork(.reap), at: SystemClock.monotonicNanoseconds())
+        }
+        for (pid, status) in reaped {
             // The plugin led a process group of its own (setsid at spawn). What it left running there, such as the
             // session hook's dbus-monitor when the hook is killed, goes with it, as systemd ends what a service
             // leaves behind; otherwise every crash and restart leaks those processes. The group's members keep its
             // id in use, so the signal reaches no one else; an empty group is ESRCH, which is ignored.
-            if plugins.supervisor.plugin(withPID: pid) != nil {
+            // An orphan heraldd kept (its plugin runs) is gone: off the record.
+            recordExit(pid)
+            if exitWasFailedExec(pid) { continue }
+            if let name = plugins.supervisor.plugin(withPID: pid) {
                 ChildProcesses.send(SIGKILL, to: -pid)
+                exitedPlugins[pid] = name
             }
             let exit: ProcessExit
             switch status {
@@ -62,31 +103,27 @@ extension Daemon {
         }
     }
 
+    /// One of the plugin host's timers fired.
+    mutating func pluginWorkDue(_ work: PluginHost.Work) {
+        switch work {
+        case .outputResume: pluginOutputsResumeDue()
+        case .starts: startQueuedPlugins()
+        case .reap: pluginReapDue()
+        case .orphans: orphanCheckDue()
+        case .folders: continueReadingFolders()
+        }
+    }
+
+    /// The timer for exits a turn left uncollected fired.
+    mutating func pluginReapDue() {
+        plugins.reapTimer = nil
+        childrenExited()
+    }
+
     /// The supervisor's timer fired.
     mutating func pluginTimerFired() {
         plugins.wakeTimer = nil
         carryOut(plugins.supervisor.timerFired(now: pluginNow))
-    }
-
-    /// Once a second while lines are being dropped: log the counts of output lines dropped that are due.
-    mutating func pluginOutputCountsDue() {
-        plugins.countsTimer = nil
-        let now = pluginNow
-        var owed = false
-        for output in plugins.outputs.values {
-            log(output.lines.flush(now: now), of: output.plugin)
-            if output.lines.owesCount { owed = true }
-        }
-        if owed { scheduleOutputCounts() }
-    }
-
-    /// Looks at the pipes' counts of dropped lines in a second, unless that is planned already.
-    private mutating func scheduleOutputCounts() {
-        guard plugins.countsTimer == nil else { return }
-        plugins.countsTimer = loop.schedule(
-            .pluginOutputCounts,
-            at: SystemClock.monotonicNanoseconds() + 1_000_000_000
-        )
     }
 
     /// Carries out a `PLUGIN` request (``BrokerAction/pluginRequest(_:)``) and answers it.
@@ -132,43 +169,6 @@ extension Daemon {
         carryOut(plugins.supervisor.shutdownBegan(now: pluginNow))
     }
 
-    /// A plugin's output pipe is readable: one read of at most 64 KiB, so a flooding plugin gets a turn's share.
-    mutating func pluginOutputReadable(_ fd: Int32) {
-        guard let output = plugins.outputs[fd] else { return }
-        let result: IOResult<Int>
-        do {
-            result = try output.descriptor.read(into: readBuffer)
-        } catch {
-            logger.warning("plugin \(output.plugin): cannot read its output: \(error)")
-            closePluginOutput(fd)
-            return
-        }
-        switch result {
-        case .wouldBlock:
-            return
-        case .processed(0):
-            log(output.lines.finish(now: pluginNow), of: output.plugin)
-            closePluginOutput(fd)
-        case .processed(let count):
-            log(output.lines.feed(readBuffer[0..<count], now: pluginNow), of: output.plugin)
-            if output.lines.owesCount { scheduleOutputCounts() }
-        }
-    }
-
-    private mutating func closePluginOutput(_ fd: Int32) {
-        loop.deregister(fd)
-        plugins.outputs[fd] = nil
-    }
-
-    private func log(_ events: [OutputLines.Event], of plugin: String) {
-        for event in events {
-            switch event {
-            case .line(let line): logger.notice("plugin \(plugin): \(line)")
-            case .dropped(let count): logger.warning("plugin \(plugin): \(count) lines of output dropped (too many)")
-            }
-        }
-    }
-
     /// Carries out the supervisor's actions in order. What starting a child gave is fed back at once, before any
     /// other event, as the supervisor requires; the actions that answer it go after the ones already queued, so the
     /// states are posted in the order they were reached.
@@ -178,18 +178,34 @@ extension Daemon {
             switch action {
             case .spawn(let declaration):
                 let now = pluginNow
+                let startedBy = ProcessTable.startTimeNow()
                 switch spawnPlugin(declaration) {
                 case .success(let pid):
                     logger.info("plugin \(declaration.name): started, pid \(pid)")
+                    recordPluginProcess(pid, startedBy: startedBy)
                     queue += plugins.supervisor.spawned(declaration.name, pid: pid, now: now)
-                case .failure(let reason):
+                case .failure(let reason, let permanent):
                     logger.warning("plugin \(declaration.name): cannot start: \(reason)")
-                    queue += plugins.supervisor.spawnFailed(declaration.name, reason: reason, now: now)
+                    queue += plugins.supervisor.spawnFailed(
+                        declaration.name,
+                        reason: reason,
+                        permanent: permanent,
+                        now: now
+                    )
+                }
+            case .continueStarting:
+                // A timer due now: the loop serves what is ready first, then gives the queued plugins their turn.
+                if plugins.startsTimer == nil {
+                    plugins.startsTimer = loop.schedule(
+                        .pluginWork(.starts),
+                        at: SystemClock.monotonicNanoseconds() + PluginHost.startsPause
+                    )
                 }
             case .signal(let pid, let signal):
                 // The plugin leads a process group of its own (setsid at spawn): the signal goes to the whole group,
                 // so the helpers a plugin script started stop with it, and to the plugin itself in case it left.
                 let number = signal == .terminate ? SIGTERM : SIGKILL
+                signalDescendantsOutsideGroup(of: pid, number)
                 ChildProcesses.send(number, to: -pid)
                 ChildProcesses.send(number, to: pid)
             case .wakeAt(let instant):
@@ -213,64 +229,26 @@ extension Daemon {
                 }
             case .shutdownComplete:
                 plugins.shutdownComplete = true
+                endEveryOrphan()
             }
         }
         broker.reportsSubscriptions = plugins.supervisor.awaitsSubscriptions
     }
 
-    private enum SpawnOutcome {
-        case success(Int32)
-        case failure(String)
-    }
-
-    private mutating func spawnPlugin(_ declaration: PluginDeclaration) -> SpawnOutcome {
-        guard let executable = declaration.executable else {
-            return .failure("its program was not checked")
-        }
-        let pipe: ChildProcesses.OutputPipe
-        do {
-            pipe = try ChildProcesses.makeOutputPipe()
-        } catch {
-            return .failure("\(error)")
-        }
-        // The daemon's own environment, less what is only for it, then what every plugin is told, then the file's.
-        let ownOnly: Set<String> = [
-            "HERALD_SOCKET", "HERALD_PLUGIN", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
-            "NOTIFY_SOCKET",
-        ]
-        var environment = ProcessEnvironment.entries().filter { entry in
-            !ownOnly.contains(String(entry.prefix { $0 != "=" }))
-        }
-        environment.append("HERALD_SOCKET=\(options.socketPath)")
-        environment.append("HERALD_PLUGIN=\(declaration.name)")
-        environment += declaration.environment.map(\.assignment)
-        let pid: Int32
-        do {
-            pid = try ChildProcesses.spawn(
-                executable: executable,
-                arguments: declaration.command,
-                environment: environment,
-                workingDirectory: declaration.workingDirectory,
-                standardOutput: pipe.writeEnd,
-                standardError: pipe.writeEnd,
-                descriptorSoftLimit: plugins.inheritedDescriptorLimit
-            )
-        } catch {
-            return .failure("\(error)")
-        }
-        let readEnd = pipe.closingWriteEnd()
-        let fd = readEnd.rawValue
-        do {
-            try loop.register(fd, interest: .readable, handler: .pluginOutput(fd))
-        } catch {
-            logger.warning("plugin \(declaration.name): its output cannot be watched, and is discarded: \(error)")
-        }
-        plugins.outputs[fd] = PluginHost.Output(descriptor: readEnd, plugin: declaration.name)
-        return .success(pid)
+    /// The next turn's share of the plugins waiting to start.
+    mutating func startQueuedPlugins() {
+        plugins.startsTimer = nil
+        carryOut(plugins.supervisor.startQueued(now: pluginNow))
     }
 
     /// Posts a plugin's state, retained, as the daemon (an empty payload clears it).
     private mutating func postPluginState(_ name: String, _ payload: [UInt8]) {
+        // The catalog gives every file a valid name (PluginName); this guard keeps a bug there from ever being a
+        // crash of the daemon and every client with it.
+        guard Name.isValid(name) else {
+            logger.error("\(name): not a valid name; the plugin's state is not posted")
+            return
+        }
         guard payload.count <= options.bounds.maxPayload else {
             logger.warning("\(name): its state (\(payload.count) bytes) is over --max-payload; not posted")
             return

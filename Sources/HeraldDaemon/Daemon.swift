@@ -28,6 +28,8 @@ struct Daemon: ~Copyable {
         case connection(Int32)
         /// A plugin's output pipe.
         case pluginOutput(Int32)
+        /// A started plugin's report pipe: whether its exec worked.
+        case pluginExec(Int32)
         /// A connection accepted as `serial` on this descriptor is due to have sent `HELLO`.
         case helloTimeout(fd: Int32, serial: UInt64)
         /// A closing connection's output had its time (``flushBound``).
@@ -39,6 +41,8 @@ struct Daemon: ~Copyable {
         case plugins
         /// Counts of dropped plugin output lines may be owed.
         case pluginOutputCounts
+        /// More of the plugin host's work, a share a turn (``PluginHost/Work``).
+        case pluginWork(PluginHost.Work)
         /// The shutdown's flush bound passed.
         case shutdownBound
         /// The plugins' exit bound after the flush bound passed.
@@ -312,6 +316,7 @@ struct Daemon: ~Copyable {
                 case .connection(let fd): connectionReady(fd, events)
                 case .listener: acceptConnections()
                 case .pluginOutput(let fd): pluginOutputReadable(fd)
+                case .pluginExec(let fd): pluginExecReported(fd)
                 default: break
                 }
             case .timer(let handler):
@@ -360,6 +365,8 @@ struct Daemon: ~Copyable {
             pluginTimerFired()
         case .pluginOutputCounts:
             pluginOutputCountsDue()
+        case .pluginWork(let work):
+            pluginWorkDue(work)
         case .shutdownBound:
             if openChannels > 0 {
                 logger.warning("closing \(openChannels) connections that did not drain within the shutdown bound")
@@ -374,7 +381,7 @@ struct Daemon: ~Copyable {
                 logger.warning("plugins did not exit within the shutdown bound; leaving them to the kernel")
                 abandonPlugins = true
             }
-        case .listener, .connection, .pluginOutput:
+        case .listener, .connection, .pluginOutput, .pluginExec:
             break
         }
     }

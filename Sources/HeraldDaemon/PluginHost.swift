@@ -1,6 +1,10 @@
 import HeraldPlugins
 import HeraldPosix
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What heraldd keeps for its plugins: the supervisor that decides, the folders it reads, and the output pipes of
 /// the children it started. The daemon carries out the supervisor's actions (Daemon+Plugins.swift).
 struct PluginHost {
@@ -32,12 +36,51 @@ struct PluginHost {
         let descriptor: FileDescriptor
         let plugin: String
         var lines = OutputLines()
+        var budget = OutputBudget()
+        /// When reading may resume, while the pipe is paused for spending its budget.
+        var pausedUntil: Instant?
 
         init(descriptor: consuming FileDescriptor, plugin: String) {
             self.descriptor = descriptor
             self.plugin = plugin
         }
     }
+
+    /// A started child's report pipe, watched until it says whether the exec worked.
+    final class ExecWatch {
+        let descriptor: FileDescriptor
+        let pid: Int32
+        let declaration: PluginDeclaration
+
+        init(descriptor: consuming FileDescriptor, pid: Int32, declaration: PluginDeclaration) {
+            self.descriptor = descriptor
+            self.pid = pid
+            self.declaration = declaration
+        }
+    }
+
+    /// The plugin host's timers, spread over turns so thousands of plugins never hold up a turn.
+    enum Work: Hashable {
+        /// Output pipes paused for spending their budget may be read again.
+        case outputResume
+        /// Plugins queued to start get their turn.
+        case starts
+        /// Exited children that one turn did not collect.
+        case reap
+        /// Plugins exited a moment ago: end what they left.
+        case orphans
+        /// The next share of the plugin folders' files to read.
+        case folders
+    }
+
+    /// How long the loop rests between one turn's share of queued starts and the next (nanoseconds): each start
+    /// costs the machine more than heraldd's fork (the child's exec, the program's own start), and without a rest
+    /// the starts of thousands of plugins take both cores from the clients being served meanwhile.
+    static let startsPause: UInt64 = 10_000_000
+    /// How many exited children one turn collects.
+    static let exitsPerTurn = 4
+    /// How long after a plugin's exit heraldd looks for what it left (nanoseconds).
+    static let orphanCheckDelay: UInt64 = 20_000_000
 
     /// Whether heraldd supervises plugins at all (`--no-plugins` turns it off).
     let enabled: Bool
@@ -49,6 +92,28 @@ struct PluginHost {
     var wakeTimer: TimerID?
     /// The loop's timer for looking at the counts of dropped output lines, while some are owed.
     var countsTimer: TimerID?
+    /// The paused output pipes, by descriptor, in the order they resume (every pause lasts at most one window).
+    var pausedOutputs: [Int32] = []
+    /// The loop's timer for resuming the first of ``pausedOutputs``.
+    var resumeTimer: TimerID?
+    /// The reading of the folders under way, and the loop's timer for its next share.
+    var folderRead: FolderRead?
+    var foldersTimer: TimerID?
+    /// The loop's timer for the next turn's share of queued starts.
+    var startsTimer: TimerID?
+    /// The loop's timer for collecting the exits one turn left.
+    var reapTimer: TimerID?
+    /// The report pipes of children whose exec is not known yet, by descriptor, and their descriptors by pid.
+    var execWatches: [Int32: ExecWatch] = [:]
+    var execWatchByPID: [Int32: Int32] = [:]
+    /// The plugins exited since heraldd last looked for orphans, by pid, and the timer for looking.
+    var exitedSinceOrphanCheck: [Int32: String] = [:]
+    var orphanTimer: TimerID?
+    /// What the record beside the socket holds as live, pid to start time, and how many lines it has.
+    var recorded: [Int32: UInt64] = [:]
+    var recordLines = 0
+    /// Orphans kept (their plugin still runs) and already in the record.
+    var recordedOrphans: Set<Int32> = []
     /// Set once every plugin has exited after shutdown began (or there were none).
     var shutdownComplete = false
     /// The soft descriptor limit heraldd was started with, which its children get back.
@@ -61,56 +126,34 @@ struct PluginHost {
         shutdownComplete = !enabled
     }
 
-    /// Reads the folders into a catalog: every file's text and its owner and mode, then each plugin's program,
-    /// found in `searchPath` when it is a bare name, with its owner and mode.
-    func readCatalog(daemonUID: UInt32, searchPath: String) -> PluginCatalog {
-        let user = folders.user.map(Self.entries(in:)) ?? []
-        let system = folders.system.map(Self.entries(in:))
-        let catalog = PluginCatalog(user: user, system: system, daemonUID: daemonUID)
-        var lookups: [String: PluginCatalog.ExecutableLookup] = [:]
-        for declaration in catalog.declarations {
-            let program = declaration.program
-            let path = program.hasPrefix("/") ? program : FileSystem.findExecutable(program, in: searchPath)
-            guard let path else {
-                lookups[declaration.name] = .notFound("'\(program)' not found in PATH (\(searchPath))")
-                continue
-            }
-            do {
-                let status = try FileSystem.status(of: path)
-                guard status.isRegularFile, status.isExecutable else {
-                    lookups[declaration.name] = .notFound("\(path) is not an executable file")
-                    continue
-                }
-                lookups[declaration.name] = .found(
-                    path: path,
-                    facts: FileFacts(owner: status.ownerUID, mode: status.permissions)
+    /// Words why a plugin's exec failed, naming the cause: its working directory, the interpreter on its `#!`
+    /// line, or its program. Those cannot work until something changes, so they are permanent failures.
+    static func spawnFailure(
+        step: ChildProcesses.SpawnStep,
+        errno: Errno,
+        executable: String,
+        declaration: PluginDeclaration
+    ) -> (String, permanent: Bool) {
+        switch step {
+        case .workingDirectory:
+            let directory = declaration.workingDirectory ?? "?"
+            return ("cannot change to its WorkingDirectory=\(directory): \(errno)", true)
+        case .exec:
+            // execve says ENOENT for a missing interpreter too: the program itself is there (it was checked).
+            if errno.rawValue == ENOENT || errno.rawValue == EACCES,
+                let line = FileSystem.firstLine(of: executable), line.hasPrefix("#!")
+            {
+                let interpreter = String(
+                    line.dropFirst(2).drop { $0 == " " || $0 == "\t" }.prefix { $0 != " " && $0 != "\t" }
                 )
-            } catch {
-                lookups[declaration.name] = .notFound("\(path): \(error.errno)")
+                if (try? FileSystem.status(of: interpreter)) == nil || errno.rawValue == EACCES {
+                    return ("\(executable): its interpreter \(interpreter) (on its #! line): \(errno)", true)
+                }
             }
-        }
-        return catalog.checkingExecutables(lookups, daemonUID: daemonUID)
-    }
-
-    /// The `*.plugin` files of `folder` (none when it does not exist), read whole, at most 64 KiB each.
-    private static func entries(in folder: String) -> [PluginCatalog.Entry] {
-        guard let names = try? FileSystem.entries(of: folder) else { return [] }
-        return names.compactMap { name -> PluginCatalog.Entry? in
-            guard PluginFile.name(ofFileName: name) != nil else { return nil }
-            let path = folder + "/" + name
-            guard let status = try? FileSystem.status(of: path), status.isRegularFile else { return nil }
-            let contents: PluginCatalog.Contents
-            do {
-                contents = .text(String(decoding: try FileSystem.contents(of: path, limit: 65536), as: UTF8.self))
-            } catch {
-                contents = .unreadable("\(error)")
-            }
-            return PluginCatalog.Entry(
-                fileName: name,
-                path: path,
-                contents: contents,
-                facts: FileFacts(owner: status.ownerUID, mode: status.permissions)
-            )
+            let permanent = errno.rawValue == ENOENT || errno.rawValue == EACCES || errno.rawValue == ENOEXEC
+            return ("cannot execute \(executable): \(errno)", permanent)
+        case .fork, .setup:
+            return ("cannot start \(executable): \(errno)", false)
         }
     }
 }

@@ -40,27 +40,85 @@ public struct OutputLines: Sendable {
     ///
     /// - Returns: the lines to log, and drop counts where lines were held back.
     public mutating func feed(_ bytes: some Sequence<UInt8>, now: Instant) -> [Event] {
+        let array = Array(bytes)
+        return array.withUnsafeBytes { feed($0, now: now) }
+    }
+
+    /// Takes the next bytes the plugin wrote, straight from the read buffer.
+    ///
+    /// The work is a word-at-a-time search for each newline plus a constant per line: bytes inside a line are
+    /// copied at most once (and not at all past ``maximumLineBytes``), and a line the rate limit drops is counted
+    /// without being made into text.
+    ///
+    /// - Returns: the lines to log, and drop counts where lines were held back.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer, now: Instant) -> [Event] {
         refill(now: now)
         var events: [Event] = []
-        for byte in bytes {
-            if byte == UInt8(ascii: "\n") {
+        var start = 0
+        while start < bytes.count {
+            guard let newline = Self.firstNewline(in: bytes, from: start) else {
+                take(UnsafeRawBufferPointer(rebasing: bytes[start...]), into: &events)
+                break
+            }
+            if discarding {
+                discarding = false
+            } else if partial.isEmpty && newline - start <= Self.maximumLineBytes {
+                emit(UnsafeRawBufferPointer(rebasing: bytes[start..<newline]), into: &events)
+            } else {
+                take(UnsafeRawBufferPointer(rebasing: bytes[start..<newline]), into: &events)
                 if discarding {
                     discarding = false
                 } else {
-                    emit(String(decoding: partial, as: UTF8.self), into: &events)
-                }
-                partial.removeAll(keepingCapacity: true)
-            } else if !discarding {
-                partial.append(byte)
-                if partial.count > Self.maximumLineBytes {
-                    partial.removeLast(partial.count - Self.maximumLineBytes)
-                    emit(String(decoding: partial, as: UTF8.self) + "…", into: &events)
-                    partial.removeAll(keepingCapacity: true)
-                    discarding = true
+                    partial.withUnsafeBytes { emit($0, into: &events) }
                 }
             }
+            partial.removeAll(keepingCapacity: true)
+            start = newline + 1
         }
         return events
+    }
+
+    /// Adds bytes of the line being read, up to ``maximumLineBytes``; past that the line is logged cut, with "…",
+    /// and the rest of it is discarded.
+    private mutating func take(_ bytes: UnsafeRawBufferPointer, into events: inout [Event]) {
+        guard !discarding else { return }
+        let room = Self.maximumLineBytes - partial.count
+        if bytes.count <= room {
+            partial.append(contentsOf: bytes)
+            return
+        }
+        partial.append(contentsOf: bytes.prefix(room))
+        if tokens > 0 {
+            emit(line: String(decoding: partial, as: UTF8.self) + "…", into: &events)
+        } else {
+            emit(line: nil, into: &events)
+        }
+        partial.removeAll(keepingCapacity: true)
+        discarding = true
+    }
+
+    /// The index of the first `\n` in `bytes` at or after `start`, or nil: eight bytes at a time, as `memchr`
+    /// does, so a flood costs a few instructions per word, not a branch per byte.
+    static func firstNewline(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let count = bytes.count
+        var index = start
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let newlines: UInt64 = 0x0A0A_0A0A_0A0A_0A0A
+        while index + 8 <= count {
+            // Byte 0 lowest on any machine; a zero byte of `word` is a newline, and the lowest flagged byte is the
+            // first zero (the trick's false positives lie only above a true zero).
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) ^ newlines
+            let flags = (word &- ones) & ~word & highs
+            if flags != 0 { return index + flags.trailingZeroBitCount / 8 }
+            index += 8
+        }
+        while index < count {
+            if base.load(fromByteOffset: index, as: UInt8.self) == UInt8(ascii: "\n") { return index }
+            index += 1
+        }
+        return nil
     }
 
     /// The plugin's output ended: the last unterminated line, and any count still owed.
@@ -68,7 +126,7 @@ public struct OutputLines: Sendable {
         refill(now: now)
         var events: [Event] = []
         if !partial.isEmpty && !discarding {
-            emit(String(decoding: partial, as: UTF8.self), into: &events)
+            partial.withUnsafeBytes { emit($0, into: &events) }
         }
         partial.removeAll()
         discarding = false
@@ -91,8 +149,14 @@ public struct OutputLines: Sendable {
     /// Whether lines are being dropped and a count is owed.
     public var owesCount: Bool { dropped > 0 }
 
-    private mutating func emit(_ line: String, into events: inout [Event]) {
-        guard tokens > 0 else {
+    /// Logs one line of these bytes, or counts it dropped; the text is made only for a line let through.
+    private mutating func emit(_ bytes: UnsafeRawBufferPointer, into events: inout [Event]) {
+        emit(line: tokens > 0 ? String(decoding: bytes, as: UTF8.self) : nil, into: &events)
+    }
+
+    /// Logs `line`, or counts it dropped when the bucket is empty (then `line` may be nil).
+    private mutating func emit(line: String?, into events: inout [Event]) {
+        guard tokens > 0, let line else {
             dropped += 1
             return
         }

@@ -7,28 +7,53 @@
 ///   that decides.
 /// - A mask (an empty file, or `Enabled=false`) makes no plugin of its NAME run.
 /// - A file not owned by the daemon's user or root, or writable by group or others, is refused unread.
-/// - Entries whose file name does not end in `.plugin` are ignored.
+/// - Entries whose file name does not end in `.plugin` are ignored. Every other entry is decided: one whose name is
+///   no plugin name is refused under its ``PluginName`` key, and one that is not a regular file (a directory, a
+///   FIFO, a dangling link) is refused saying what it is.
 ///
 /// Executables are checked in a second step, ``checkingExecutables(_:daemonUID:)``, once the owner has looked each
 /// program up in `PATH` and stat()ed it.
 public struct PluginCatalog: Hashable, Sendable {
     /// One directory entry, as the owner read it.
     public struct Entry: Hashable, Sendable {
-        /// The entry's name in its directory, e.g. `session.plugin`.
+        /// The entry's name in its directory, e.g. `session.plugin`, as text (invalid UTF-8 repaired).
         public var fileName: String
+        /// The entry's name as the directory holds it, which need not be UTF-8.
+        public var fileNameBytes: [UInt8]
         /// The full path, for reports.
         public var path: String
         /// The file's text, or why it could not be read.
         public var contents: Contents
         /// Its owner and mode, from `stat()` (not `lstat()`: a link is trusted for what it leads to).
         public var facts: FileFacts
+        /// Its text parsed already, by an owner that spreads the parsing of thousands of files over turns
+        /// (``parsingText()``); nil to parse it when the catalog is made.
+        public var parsed: Result<PluginFile, PluginFileError>?
 
         /// Creates an entry.
         public init(fileName: String, path: String, contents: Contents, facts: FileFacts) {
-            self.fileName = fileName
+            self.init(fileNameBytes: Array(fileName.utf8), path: path, contents: contents, facts: facts)
+        }
+
+        /// Creates an entry from the name's bytes as the directory holds them.
+        public init(fileNameBytes: [UInt8], path: String, contents: Contents, facts: FileFacts) {
+            self.fileName = String(decoding: fileNameBytes, as: UTF8.self)
+            self.fileNameBytes = fileNameBytes
             self.path = path
             self.contents = contents
             self.facts = facts
+        }
+
+        /// The entry with its text parsed now (see ``parsed``), when its name is a plugin name and it was read.
+        public func parsingText() -> Entry {
+            guard parsed == nil, case .text(let text) = contents,
+                let resolved = PluginName.resolve(fileName: fileNameBytes), resolved.refusal == nil
+            else { return self }
+            var copy = self
+            copy.parsed = Result { () throws(PluginFileError) in
+                try PluginFile(name: resolved.name, path: path, text: text)
+            }
+            return copy
         }
     }
 
@@ -38,6 +63,8 @@ public struct PluginCatalog: Hashable, Sendable {
         case text(String)
         /// The read failed: the errno text, e.g. "Permission denied (errno 13)".
         case unreadable(String)
+        /// The entry is no regular file: what it is, e.g. "a directory", "a FIFO", "a symbolic link to nothing".
+        case notAFile(String)
     }
 
     /// A plugin file that does not load, with the reason.
@@ -96,11 +123,15 @@ public struct PluginCatalog: Hashable, Sendable {
         var decided: Set<String> = []
         for directory in [user] + system {
             // Sorted, so the result does not depend on the order readdir() happened to return.
-            for entry in directory.sorted(by: { $0.fileName < $1.fileName }) {
-                guard let name = PluginFile.name(ofFileName: entry.fileName), decided.insert(name).inserted else {
-                    continue
+            for entry in directory.sorted(by: { $0.fileNameBytes.lexicographicallyPrecedes($1.fileNameBytes) }) {
+                guard let resolved = PluginName.resolve(fileName: entry.fileNameBytes),
+                    decided.insert(resolved.name).inserted
+                else { continue }
+                if let refusal = resolved.refusal {
+                    refused.append(Refusal(name: resolved.name, path: entry.path, reason: refusal))
+                } else {
+                    decide(name: resolved.name, entry: entry, daemonUID: daemonUID)
                 }
-                decide(name: name, entry: entry, daemonUID: daemonUID)
             }
         }
         declarations.sort { $0.name < $1.name }
@@ -112,14 +143,22 @@ public struct PluginCatalog: Hashable, Sendable {
         func refuse(_ reason: String) {
             refused.append(Refusal(name: name, path: entry.path, reason: reason))
         }
+        if case .notAFile(let what) = entry.contents { return refuse("it is \(what), not a regular file") }
         if let problem = entry.facts.trustProblem(daemonUID: daemonUID) { return refuse(problem) }
         let text: String
         switch entry.contents {
         case .text(let contents): text = contents
         case .unreadable(let reason): return refuse("cannot read: \(reason)")
+        case .notAFile: return
         }
         do {
-            switch try PluginFile(name: name, path: entry.path, text: text) {
+            let file: PluginFile
+            if let parsed = entry.parsed {
+                file = try parsed.get()
+            } else {
+                file = try PluginFile(name: name, path: entry.path, text: text)
+            }
+            switch file {
             case .plugin(let declaration): declarations.append(declaration)
             case .mask: masked.append(Mask(name: name, path: entry.path))
             }

@@ -111,6 +111,9 @@ public struct EnvironmentVariable: Hashable, Sendable {
         }
     }
 
+    /// The variables heraldd sets for every plugin, which `Environment=` may not set.
+    public static let reservedKeys: Set<String> = ["HERALD_SOCKET", "HERALD_PLUGIN"]
+
     /// `KEY=VALUE`, as `envp` wants it.
     public var assignment: String { "\(key)=\(value)" }
 }

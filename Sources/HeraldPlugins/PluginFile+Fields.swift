@@ -45,6 +45,11 @@ extension PluginFile {
                 guard EnvironmentVariable.isValidKey(name) else {
                     throw bad("Environment= variable name '\(name)' is not letters, digits and '_'")
                 }
+                // heraldd sets these two for every plugin; a second copy in envp is one value for the shell and the
+                // other for getenv().
+                if EnvironmentVariable.reservedKeys.contains(name) {
+                    throw bad("Environment= may not set \(name): heraldd sets it for every plugin")
+                }
                 environment.append(EnvironmentVariable(key: name, value: String(value[value.index(after: equals)...])))
             case "WorkingDirectory":
                 guard value.hasPrefix("/") else {

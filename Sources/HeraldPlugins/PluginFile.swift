@@ -63,6 +63,12 @@ public enum PluginFile: Hashable, Sendable {
     ///   `[Plugin]`, an unknown or repeated key, a bad value, or a missing `Exec=`.
     public init(name: String, path: String, text: String) throws(PluginFileError) {
         try Self.validateName(name)
+        // A NUL cannot reach a program (argv and envp are C strings: it would cut the value short, silently), and
+        // no text file holds one by intent.
+        if let nul = text.utf8.firstIndex(of: 0) {
+            let line = text.utf8[..<nul].lazy.filter { $0 == UInt8(ascii: "\n") }.count + 1
+            throw PluginFileError(line: line, "a NUL byte; a plugin file is text")
+        }
         var fields = Fields()
         var section: (name: Substring, line: Int)?
         var lineNumber = 0

@@ -26,7 +26,7 @@ extension Supervisor {
             preconditionFailure("supervisor: two declarations named \(first.name)")
         }
         let refusals = Dictionary(refused.map { ($0.name, $0) }) { first, _ in first }
-        for name in plugins.keys.sorted() where wanted[name] == nil && refusals[name] == nil {
+        for name in plugins.names.sorted() where wanted[name] == nil && refusals[name] == nil {
             actions.append(.log(.info, "plugin \(name): its file is gone or masked"))
             end(name, then: .remove, now: now, &actions)
         }
@@ -51,7 +51,7 @@ extension Supervisor {
         precondition(!hasDaemonStarted, "supervisor: the daemon started twice")
         hasDaemonStarted = true
         var actions: [Action] = []
-        for name in plugins.keys.sorted() { activateIfDue(name, subscriptions: [], now: now, &actions) }
+        for name in plugins.names.sorted() { activateIfDue(name, subscriptions: [], now: now, &actions) }
         finish(&actions, now: now)
         return actions
     }
@@ -59,10 +59,13 @@ extension Supervisor {
     /// A connection subscribed to `pattern`: each `subscribe` plugin that has never run and provides a name the
     /// pattern can match starts now. The subscription is not held up: the plugin's posts reach it when made.
     public mutating func subscribed(_ pattern: Pattern, now: Instant) -> [Action] {
-        // Every SUBSCRIBE comes here: once each subscribe plugin has run, this is one pass over the plugins.
+        // Every SUBSCRIBE comes here while some subscribe plugin has never run: it looks only at the plugins filed
+        // under the pattern's first segment (and those whose patterns begin with a wildcard).
         guard awaitsSubscriptions else { return [] }
         var actions: [Action] = []
-        for name in plugins.keys.sorted() { activateIfDue(name, subscriptions: [pattern], now: now, &actions) }
+        for name in awaitingCandidates(for: pattern) {
+            activateIfDue(name, subscriptions: [pattern], now: now, &actions)
+        }
         finish(&actions, now: now)
         return actions
     }
@@ -70,10 +73,7 @@ extension Supervisor {
     /// Whether some `subscribe` plugin has never run, so a subscription could start it. When false the owner may
     /// skip ``subscribed(_:now:)``.
     public var awaitsSubscriptions: Bool {
-        !isShuttingDown
-            && plugins.values.contains { plugin in
-                plugin.state == .inactive && plugin.declaration?.activation == .subscribe
-            }
+        !isShuttingDown && !awaitingSubscription.isEmpty
     }
 
     /// Starts `name` if it has never run and its activation says now: `start` once the daemon has started,
@@ -115,12 +115,22 @@ extension Supervisor {
         plugins[name] = plugin
         switch plugin.state {
         case .running:
+            // A reload of thousands of changed files stops them a turn's share at a time, as starts go.
+            guard spawnBudget > 0 else {
+                pendingRestarts.insert(name)
+                startQueue.append(name)
+                return
+            }
+            spawnBudget -= 1
             actions.append(.log(.info, "plugin \(name): its file changed; restarting it"))
             end(name, then: .start, now: now, &actions)
         case .stopping(let pid, let startedAt, let killAt, let then):
             // A plugin on its way out for a removed or refused file is wanted again; a stop request still holds.
             let next: AfterStop = then == .stop ? .stop : .start
             plugins[name]!.state = .stopping(pid: pid, startedAt: startedAt, killAt: killAt, then: next)
+        case .queued:
+            // It starts with the new declaration when its turn comes.
+            clearFailures(name)
         case .waiting, .failed:
             actions.append(.log(.info, "plugin \(name): its file changed; starting it afresh"))
             clearFailures(name)

@@ -12,18 +12,61 @@ extension Supervisor {
         return actions
     }
 
-    /// The owner could not spawn `name`: a failure like a failed exit, restarted as the policy says.
+    /// The owner could not spawn `name`: a failure like a failed exit, restarted as the policy says; or, when it
+    /// can never work as the file stands (`permanent`), `failed` at once.
     ///
-    /// - Parameter reason: why, e.g. "/usr/bin/x: No such file or directory (errno 2)".
-    public mutating func spawnFailed(_ name: String, reason: String, now: Instant) -> [Action] {
+    /// - Parameters:
+    ///   - reason: why, e.g. "/usr/bin/x: No such file or directory (errno 2)".
+    ///   - permanent: whether retrying is pointless until something changes: a missing working directory or
+    ///     interpreter. The plugin then fails without restarts, until a request or a change to its file.
+    public mutating func spawnFailed(_ name: String, reason: String, permanent: Bool = false, now: Instant) -> [Action]
+    {
         guard plugins[name]?.state == .spawning else {
             preconditionFailure("supervisor: spawn of \(name) failed, but it was not being spawned")
         }
-        plugins[name]!.lastExit = "spawn failed: \(reason)"
-        var actions: [Action] = [.log(.warning, "plugin \(name): spawn failed: \(reason)")]
-        afterExit(name, failure: true, ranFor: nil, now: now, &actions)
+        var actions: [Action] = []
+        failStart(name, reason: reason, permanent: permanent, now: now, &actions)
         finish(&actions, now: now)
         return actions
+    }
+
+    /// The process `pid`, reported ``spawned(_:pid:now:)`` before its exec was known, could not become the
+    /// program: as ``spawnFailed(_:reason:permanent:now:)``. Its exit (127) that follows is no plugin's. Nothing
+    /// happens for a pid that is no plugin's any more.
+    public mutating func execFailed(pid: Int32, reason: String, permanent: Bool, now: Instant) -> [Action] {
+        guard let name = namesByPID.removeValue(forKey: pid) else { return [] }
+        var actions: [Action] = []
+        switch plugins[name]!.state {
+        case .running:
+            failStart(name, reason: reason, permanent: permanent, now: now, &actions)
+        case .stopping(_, _, _, let then):
+            plugins[name]!.lastExit = "spawn failed: \(reason)"
+            actions.append(.log(.warning, "plugin \(name): spawn failed: \(reason)"))
+            settle(name, then: then, &actions)
+        default:
+            preconditionFailure("supervisor: exec of pid \(pid) of \(name) failed, but \(name) was not running")
+        }
+        finish(&actions, now: now)
+        return actions
+    }
+
+    private mutating func failStart(
+        _ name: String,
+        reason: String,
+        permanent: Bool,
+        now: Instant,
+        _ actions: inout [Action]
+    ) {
+        plugins[name]!.lastExit = "spawn failed: \(reason)"
+        actions.append(.log(.warning, "plugin \(name): spawn failed: \(reason)"))
+        if permanent {
+            plugins[name]!.state = .failed
+            actions.append(
+                .log(.error, "plugin \(name): cannot start until this is fixed; not restarting it: \(reason)")
+            )
+        } else {
+            afterExit(name, failure: true, ranFor: nil, now: now, &actions)
+        }
     }
 
     /// A child process ended. A pid that belongs to no plugin is logged and otherwise ignored.
@@ -52,13 +95,16 @@ extension Supervisor {
     public mutating func timerFired(now: Instant) -> [Action] {
         requestedWake = nil
         var actions: [Action] = []
-        for name in plugins.keys.sorted() {
+        while let due = deadlines.first, due.at <= now {
+            deadlines.popFirst()
+            let name = due.name
+            guard isCurrent(due.at, for: name) else { continue }
             switch plugins[name]!.state {
-            case .waiting(let until) where until <= now:
+            case .waiting:
                 plugins[name]!.restarts += 1
                 actions.append(.log(.info, "plugin \(name): restarting (restart \(plugins[name]!.restarts))"))
                 spawn(name, &actions)
-            case .stopping(let pid, let startedAt, let killAt?, let then) where killAt <= now:
+            case .stopping(let pid, let startedAt, _, let then):
                 actions.append(.signal(pid: pid, .kill))
                 actions.append(
                     .log(
@@ -108,6 +154,7 @@ extension Supervisor {
             let delay = restartDelay(step: plugin.backoffStep)
             plugin.backoffStep += 1
             plugin.state = .waiting(until: now + delay)
+            deadlines.push(now + delay, name)
             actions.append(.log(.info, "plugin \(name): restarting in \(format(delay))"))
         }
         plugins[name] = plugin
@@ -128,6 +175,7 @@ extension Supervisor {
             actions.append(.signal(pid: pid, .terminate))
             let killAt = now + timing.stopTimeout
             plugins[name]!.state = .stopping(pid: pid, startedAt: startedAt, killAt: killAt, then: then)
+            deadlines.push(killAt, name)
         case .stopping(let pid, let startedAt, let killAt, let previous):
             // A plugin leaving because its file is gone or refused stays on that course through a stop or shutdown;
             // only a reload (which calls with .remove or .refuse, or brings the file back) changes it.
@@ -139,7 +187,7 @@ extension Supervisor {
             plugins[name]!.state = .stopping(pid: pid, startedAt: startedAt, killAt: killAt, then: next)
         case .spawning:
             preconditionFailure("supervisor: \(name) stopped while its spawn is unanswered")
-        case .inactive, .waiting, .failed, .stopped, .refused:
+        case .inactive, .queued, .waiting, .failed, .stopped, .refused:
             settle(name, then: then, &actions)
         }
     }
@@ -165,11 +213,17 @@ extension Supervisor {
         }
     }
 
-    /// Asks the owner to spawn `name` now.
+    /// Asks the owner to spawn `name` now, or queues it when this turn's spawns are spent.
     mutating func spawn(_ name: String, _ actions: inout [Action]) {
         guard let declaration = plugins[name]!.declaration else {
             preconditionFailure("supervisor: spawn of \(name), whose file is refused")
         }
+        guard spawnBudget > 0 else {
+            plugins[name]!.state = .queued
+            startQueue.append(name)
+            return
+        }
+        spawnBudget -= 1
         plugins[name]!.state = .spawning
         actions.append(.spawn(declaration))
     }

@@ -13,6 +13,8 @@ extension Supervisor {
             plugins[name]!.state = .stopping(pid: pid, startedAt: startedAt, killAt: killAt, then: .start)
         case .running:
             actions.append(.log(.info, "plugin \(name): already running"))
+        case .queued:
+            actions.append(.log(.info, "plugin \(name): already starting"))
         case .refused(let reason):
             actions.append(.log(.warning, "plugin \(name) cannot start: its file is refused: \(reason)"))
         case .spawning:
@@ -28,7 +30,7 @@ extension Supervisor {
         var actions: [Action] = []
         guard let plugin = requestedPlugin(name, "stop", &actions) else { return actions }
         switch plugin.state {
-        case .running, .stopping, .waiting:
+        case .running, .stopping, .waiting, .queued:
             actions.append(.log(.info, "plugin \(name): stopping on request"))
             end(name, then: .stop, now: now, &actions)
         case .inactive, .stopped, .failed, .refused:
@@ -53,6 +55,8 @@ extension Supervisor {
         case .inactive, .stopped, .failed, .waiting:
             actions.append(.log(.info, "plugin \(name): starting on request"))
             spawn(name, &actions)
+        case .queued:
+            actions.append(.log(.info, "plugin \(name): already starting"))
         case .refused(let reason):
             actions.append(.log(.warning, "plugin \(name) cannot start: its file is refused: \(reason)"))
         case .spawning:
@@ -70,9 +74,9 @@ extension Supervisor {
         guard !isShuttingDown else { return actions }
         isShuttingDown = true
         actions.append(.log(.notice, "stopping \(namesByPID.count) plugin(s)"))
-        for name in plugins.keys.sorted() {
+        for name in plugins.names.sorted() {
             switch plugins[name]!.state {
-            case .running, .stopping, .waiting:
+            case .running, .stopping, .waiting, .queued:
                 end(name, then: .stop, now: now, &actions)
             case .spawning:
                 preconditionFailure("supervisor: shutdown while the spawn of \(name) is unanswered")

@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// The plugin supervisor's decisions, as a state machine with no I/O: what to start when, the restart backoff,
 /// the failure window, stopping, and shutdown.
 ///
@@ -40,6 +42,10 @@ public struct Supervisor: Sendable {
         public var maximumFailures = 5
         /// How long after SIGTERM a process gets SIGKILL.
         public var stopTimeout: Duration = .seconds(2)
+        /// How many `.spawn` actions one event returns (with nothing queued) and one turn of the owner's loop gets
+        /// once some are queued: more starts wait for ``Supervisor/startQueued(now:)``, so thousands of plugins
+        /// start over many turns with clients served between them. Four spawns cost heraldd about 3 ms.
+        public var spawnsPerTurn = 4
 
         /// The timings.
         public init() {}
@@ -79,12 +85,17 @@ public struct Supervisor: Sendable {
         case log(LogLevel, String)
         /// Shutdown is over: every plugin process has exited. The daemon may exit.
         case shutdownComplete
+        /// More plugins are waiting to start than one turn spawns: call ``startQueued(now:)`` on a later turn, once
+        /// what else is ready has been served.
+        case continueStarting
     }
 
     /// One plugin's state; cases carry their data.
     enum State: Hashable, Sendable {
         /// Loaded, never started.
         case inactive
+        /// Due to start, waiting for its turn (``startQueued(now:)``); no process.
+        case queued
         /// `.spawn` returned; waiting for `spawned` or `spawnFailed`.
         case spawning
         case running(pid: Int32, startedAt: Instant)
@@ -128,7 +139,25 @@ public struct Supervisor: Sendable {
 
     /// The policy's timings.
     public let timing: Timing
-    var plugins: [String: Plugin] = [:]
+    var plugins = PluginTable()
+    /// The restarts and SIGKILLs due later; the first is always current after an event.
+    var deadlines = DeadlineHeap()
+    /// The `subscribe` plugins that have never run, which a subscription may start.
+    var awaitingSubscription: Set<String> = []
+    /// The same plugins by the first segment of each of their `Provides=` patterns (nil: a wildcard or `**`
+    /// first), so a subscription looks only at those it could start; and the keys each was filed under.
+    var awaitingByFirstSegment: [String?: Set<String>] = [:]
+    var awaitingKeys: [String: [String?]] = [:]
+    /// Running plugins whose file changed, waiting in `startQueue` for their turn to be restarted.
+    var pendingRestarts: Set<String> = []
+    /// Plugins in `.queued`, and running ones in `pendingRestarts`, oldest first, from `queueHead` on (an entry
+    /// whose plugin has moved on is skipped).
+    var startQueue: [String] = []
+    var queueHead = 0
+    /// How many more `.spawn` actions may be returned before the owner's next ``startQueued(now:)``.
+    var spawnBudget: Int
+    /// Whether `.continueStarting` was returned and ``startQueued(now:)`` has not been called since.
+    var hasAskedToContinue = false
     var namesByPID: [Int32: String] = [:]
     var hasDaemonStarted = false
     var isShuttingDown = false
@@ -140,12 +169,14 @@ public struct Supervisor: Sendable {
 
     /// Creates a supervisor with no plugins; feed it ``loaded(_:refused:subscriptions:now:)`` first.
     public init(timing: Timing = Timing()) {
+        precondition(timing.spawnsPerTurn > 0, "supervisor: spawnsPerTurn must be positive")
         self.timing = timing
+        spawnBudget = timing.spawnsPerTurn
     }
 
     /// The status of every plugin the machine knows, loaded or refused, by name.
     public var statuses: [String: PluginStatus] {
-        plugins.reduce(into: [:]) { result, entry in result[entry.key] = status(of: entry.value) }
+        plugins.entries.reduce(into: [:]) { result, entry in result[entry.key] = status(of: entry.value) }
     }
 
     /// The status of the plugin called `name`, or nil when there is none.
@@ -154,14 +185,15 @@ public struct Supervisor: Sendable {
     }
 
     /// The earliest instant at which the machine has something to do (a restart, a SIGKILL), or nil.
-    public var nextDeadline: Instant? {
-        plugins.values.compactMap { plugin in
-            switch plugin.state {
-            case .waiting(let until): until
-            case .stopping(_, _, let killAt, _): killAt
-            default: nil
-            }
-        }.min()
+    public var nextDeadline: Instant? { deadlines.first?.at }
+
+    /// Whether the deadline `at` for `name` is still its plugin's: it waits to restart then, or is due a SIGKILL.
+    func isCurrent(_ at: Instant, for name: String) -> Bool {
+        switch plugins[name]?.state {
+        case .waiting(let until): until == at
+        case .stopping(_, _, let killAt?, _): killAt == at
+        default: false
+        }
     }
 
     /// The name of the plugin whose process has `pid`, for the owner's `SO_PEERCRED` bookkeeping and log prefixes.
@@ -171,7 +203,7 @@ public struct Supervisor: Sendable {
         let (state, pid): (PluginStatus.State, Int32?) =
             switch plugin.state {
             case .inactive: (.inactive, nil)
-            case .spawning, .waiting: (.starting, nil)
+            case .queued, .spawning, .waiting: (.starting, nil)
             case .running(let pid, _): (.running, pid)
             case .stopping(let pid, _, _, _): (.stopping, pid)
             case .failed: (.failed, nil)
@@ -193,10 +225,25 @@ public struct Supervisor: Sendable {
         )
     }
 
-    /// Ends every event: publishes what changed, unpublishes what was forgotten, and asks for the next wake-up.
+    /// Ends every event: publishes what changed, unpublishes what was forgotten, and asks for the next wake-up. It
+    /// looks only at the plugins this event wrote, so an event costs O(log n) in the number of plugins, beyond what
+    /// it does to the plugins it names.
     mutating func finish(_ actions: inout [Action], now: Instant) {
-        for name in plugins.keys.sorted() {
-            var plugin = plugins[name]!
+        for name in plugins.takeChanged() {
+            guard var plugin = plugins[name] else {
+                stopAwaiting(name)
+                continue
+            }
+            if plugin.state == .inactive, let declaration = plugin.declaration, declaration.activation == .subscribe {
+                startAwaiting(name, provides: declaration.provides)
+            } else {
+                stopAwaiting(name)
+            }
+            if case .running = plugin.state {
+            } else {
+                // It left running some other way (an exit, a stop): it starts with its new file anyway.
+                pendingRestarts.remove(name)
+            }
             var current = status(of: plugin)
             if current.state != plugin.published?.state {
                 plugin.since = now
@@ -207,18 +254,83 @@ public struct Supervisor: Sendable {
             plugins[name] = plugin
             actions.append(.publish(name: name, current))
         }
+        _ = plugins.takeChanged()
         for name in forgotten where plugins[name] == nil {
             actions.append(.unpublish(name: name))
         }
         forgotten = []
+        while let first = deadlines.first, !isCurrent(first.at, for: first.name) { deadlines.popFirst() }
         if let deadline = nextDeadline, deadline != requestedWake {
             requestedWake = deadline
             actions.append(.wakeAt(deadline))
+        }
+        // With nothing queued the next event gets a full share: the owner bounds how many events one turn holds
+        // (heraldd reaps a bounded number of exits a turn), so a turn's spawns stay bounded.
+        if queueHead == startQueue.count {
+            startQueue.removeAll(keepingCapacity: true)
+            queueHead = 0
+            spawnBudget = timing.spawnsPerTurn
+        } else if !hasAskedToContinue && !isShuttingDown {
+            hasAskedToContinue = true
+            actions.append(.continueStarting)
         }
         if isShuttingDown && !hasCompletedShutdown && namesByPID.isEmpty {
             hasCompletedShutdown = true
             actions.append(.log(.notice, "every plugin has exited"))
             actions.append(.shutdownComplete)
         }
+    }
+
+    /// Files `name` as a plugin a subscription may start, under the first segment of each pattern it provides.
+    private mutating func startAwaiting(_ name: String, provides: [Pattern]) {
+        let keys = provides.map { pattern -> String? in
+            if case .literal(let first)? = pattern.segments.first { return first }
+            return nil
+        }
+        guard awaitingKeys[name] != keys else { return }
+        stopAwaiting(name)
+        awaitingSubscription.insert(name)
+        awaitingKeys[name] = keys
+        for key in keys { awaitingByFirstSegment[key, default: []].insert(name) }
+    }
+
+    private mutating func stopAwaiting(_ name: String) {
+        guard awaitingSubscription.remove(name) != nil, let keys = awaitingKeys.removeValue(forKey: name) else {
+            return
+        }
+        for key in keys {
+            awaitingByFirstSegment[key]?.remove(name)
+            if awaitingByFirstSegment[key]?.isEmpty == true { awaitingByFirstSegment[key] = nil }
+        }
+    }
+
+    /// The plugins awaiting a subscription that `pattern` could start: those providing under its first segment
+    /// and those whose patterns begin with a wildcard; every one for a pattern that itself begins with one.
+    func awaitingCandidates(for pattern: Pattern) -> [String] {
+        guard case .literal(let first)? = pattern.segments.first else { return awaitingSubscription.sorted() }
+        let named = awaitingByFirstSegment[first] ?? []
+        return named.union(awaitingByFirstSegment[nil] ?? []).sorted()
+    }
+
+    /// The owner's next turn for the plugins waiting to start (after `.continueStarting`): up to
+    /// ``Timing/spawnsPerTurn`` of them are spawned, or stopped to restart with a changed file, oldest first.
+    public mutating func startQueued(now: Instant) -> [Action] {
+        hasAskedToContinue = false
+        spawnBudget = timing.spawnsPerTurn
+        var actions: [Action] = []
+        while spawnBudget > 0 && queueHead < startQueue.count {
+            let name = startQueue[queueHead]
+            queueHead += 1
+            guard !isShuttingDown, let state = plugins[name]?.state else { continue }
+            if state == .queued {
+                spawn(name, &actions)
+            } else if case .running = state, pendingRestarts.remove(name) != nil {
+                spawnBudget -= 1
+                actions.append(.log(.info, "plugin \(name): its file changed; restarting it"))
+                end(name, then: .start, now: now, &actions)
+            }
+        }
+        finish(&actions, now: now)
+        return actions
     }
 }

@@ -143,6 +143,123 @@ public enum ChildProcesses {
         }
     }
 
+    /// A child started by ``start(executable:arguments:environment:workingDirectory:standardOutput:standardError:descriptorSoftLimit:)``:
+    /// its pid, and the descriptor that says whether its exec worked.
+    public struct Started: ~Copyable {
+        /// The child's pid.
+        public let pid: Int32
+        /// Non-blocking; readable once the child exec'ed or failed: watch it, then ask ``ChildProcesses/report(_:)``.
+        public var report: FileDescriptor
+
+        /// The report descriptor, for its new owner.
+        public consuming func takeReport() -> FileDescriptor { report }
+    }
+
+    /// What a started child's report says.
+    public enum ExecReport: Sendable, Hashable {
+        /// Not known yet.
+        case pending
+        /// The program is running.
+        case executed
+        /// The child could not become the program, at this step and with this errno; it exits 127.
+        case failed(SpawnStep, Errno)
+    }
+
+    /// ``spawn(executable:arguments:environment:workingDirectory:standardOutput:standardError:descriptorSoftLimit:standardInput:parentDeath:)``
+    /// without waiting for the exec: for an event loop, which must not wait for the child to be scheduled. The child
+    /// dies when the calling thread does, and gets stdin from `/dev/null`.
+    ///
+    /// - Returns: the child's pid and its report descriptor.
+    /// - Throws: ``SystemError`` when pipe2 or fork fails.
+    public static func start(
+        executable: String,
+        arguments: [String],
+        environment: [String],
+        workingDirectory: String?,
+        standardOutput: borrowing FileDescriptor,
+        standardError: borrowing FileDescriptor,
+        descriptorSoftLimit: UInt64 = 0
+    ) throws(SystemError) -> Started {
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var report: Int32 = -1
+        let out = standardOutput.rawValue
+        let err = standardError.rawValue
+        let pid = try completedSyscall("start \(executable)") {
+            herald_spawn_async(
+                executable,
+                argv,
+                envp,
+                workingDirectory,
+                -1,
+                out,
+                err,
+                descriptorSoftLimit,
+                HERALD_SPAWN_DIE_WITH_PARENT,
+                &report
+            )
+        }
+        return Started(pid: pid, report: FileDescriptor(owning: report))
+    }
+
+    /// Reads a started child's report (see ``Started``).
+    public static func report(_ descriptor: borrowing FileDescriptor) -> ExecReport {
+        var step: Int32 = 0
+        var error: Int32 = 0
+        switch herald_spawn_report(descriptor.rawValue, &step, &error) {
+        case 0:
+            return .executed
+        case 1:
+            let which: SpawnStep =
+                switch step {
+                case HERALD_SPAWN_STEP_FORK: .fork
+                case HERALD_SPAWN_STEP_CHDIR: .workingDirectory
+                case HERALD_SPAWN_STEP_EXEC: .exec
+                default: .setup
+                }
+            return .failed(which, Errno(rawValue: error))
+        default:
+            // EAGAIN: not yet. Any other error of a pipe's read end is taken as no news.
+            return .pending
+        }
+    }
+
+    /// The step of a spawn that failed: which one tells whose fault it is.
+    public enum SpawnStep: Sendable, Hashable {
+        /// fork itself (EAGAIN, ENOMEM): the daemon's.
+        case fork
+        /// The child's setup of its descriptors and signals.
+        case setup
+        /// The change to the working directory: the directory is missing or not searchable.
+        case workingDirectory
+        /// execve: the program, or the interpreter its `#!` line names.
+        case exec
+    }
+
+    /// The step at which the last ``spawn(executable:arguments:environment:workingDirectory:standardOutput:standardError:descriptorSoftLimit:standardInput:parentDeath:)``
+    /// on this thread failed, once it has thrown.
+    public static func lastFailedSpawnStep() -> SpawnStep {
+        switch herald_spawn_failed_step() {
+        case HERALD_SPAWN_STEP_FORK: .fork
+        case HERALD_SPAWN_STEP_CHDIR: .workingDirectory
+        case HERALD_SPAWN_STEP_EXEC: .exec
+        default: .setup
+        }
+    }
+
+    /// Makes this process the reaper of its orphaned descendants (Linux's `PR_SET_CHILD_SUBREAPER`): a process
+    /// whose parent dies is reparented to the nearest subreaper among its ancestors instead of init, so what a
+    /// child left running, even in a session of its own, stays this process's to find and end.
+    ///
+    /// - Throws: ``SystemError`` where the kernel has no such thing.
+    public static func becomeSubreaper() throws(SystemError) {
+        _ = try completedSyscall("prctl(PR_SET_CHILD_SUBREAPER)") { herald_become_subreaper() }
+    }
+
     /// Collects every child that has exited, without waiting.
     ///
     /// Only for a process whose children are all its own to reap, as heraldd's plugins are: it takes any child's
@@ -150,8 +267,16 @@ public enum ChildProcesses {
     ///
     /// - Returns: each exited child's pid and how it ended; empty when none has (or there are no children).
     public static func reapExited() -> [(pid: Int32, status: ChildExit)] {
+        reapExited(limit: .max)
+    }
+
+    /// Collects at most `limit` children that have exited, without waiting: for a loop that handles a bounded
+    /// number of exits a turn and comes back for the rest.
+    ///
+    /// - Returns: each exited child's pid and how it ended; fewer than `limit` means none is left to collect.
+    public static func reapExited(limit: Int) -> [(pid: Int32, status: ChildExit)] {
         var exited: [(pid: Int32, status: ChildExit)] = []
-        while let one = reap(-1) {
+        while exited.count < limit, let one = reap(-1) {
             exited.append(one)
         }
         return exited

@@ -56,6 +56,18 @@ extension FileDescriptor {
         }
     }
 
+    /// Shuts down both directions of the socket `rawValue`, which another value owns, to end a blocking call a
+    /// thread is making on it: its read returns end of file. For a thread that must stop another's wait, such as a
+    /// cancelled task's handshake; the caller makes sure the owner has not closed the descriptor meanwhile (its number
+    /// could belong to another file by then). Errors are ignored: the socket may have ended already.
+    public static func shutdown(ownedElsewhere rawValue: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.shutdown(rawValue, Int32(SHUT_RDWR))
+        #elseif canImport(Darwin)
+        _ = Darwin.shutdown(rawValue, SHUT_RDWR)
+        #endif
+    }
+
     /// Sets `SO_SNDTIMEO`: on a blocking socket, a send that cannot make progress for this long fails with EAGAIN.
     ///
     /// - Parameter seconds: the timeout, at least 0; 0 means wait forever (the kernel's convention).

@@ -39,7 +39,7 @@ struct ContribTests {
         }
         for word in [
             "ENVIRONMENT", "EXIT STATUS", "FILES", "HERALD_SOCKET", "XDG_RUNTIME_DIR", "LISTEN_FDS", "NOTIFY_SOCKET",
-            "READY=1", "STOPPING=1", "socket.lock", "/tmp/herald-$UID/socket", "4194304", "268435456",
+            "READY=1", "STOPPING=1", "socket.lock", "socket.plugins", "/tmp/herald-$UID/socket", "4194304", "268435456",
             "systemctl --user enable --now heraldd.socket",
         ] {
             #expect(plain.contains(word), "heraldd.8 lacks \(word)")

@@ -92,6 +92,12 @@ struct PluginFloodAndSessionTests {
                 + "(+\(growth / 1024) KiB); \(sorted.count) post round trips, median \(median), max \(worst)"
         )
         #expect(growth < 50 << 20, "heraldd grew by \(growth) bytes while a plugin flooded its log")
+        // Issue 27: heraldd reads at most 1 MiB per 100 ms of a plugin's output, and pauses the pipe past that, so
+        // 100 MB takes at least 9.5 s, and the reading and splitting cost it a fraction of a core (the whole of one,
+        // and 13 s of CPU for 100 MB, before).
+        #expect(floodTime >= .seconds(9), "100 MB read in \(floodTime): faster than the output budget")
+        let seconds = Double(floodTime.components.seconds) + Double(floodTime.components.attoseconds) / 1e18
+        #expect(cpu < 0.6 * seconds, "heraldd spent \(cpu) s of CPU on \(seconds) s of a flood")
         #expect(sorted.count >= 10, "only \(sorted.count) round trips during the flood")
         #expect(worst < .seconds(5), "a post took \(worst) to reach another client during the flood")
     }

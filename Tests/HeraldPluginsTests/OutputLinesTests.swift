@@ -60,3 +60,70 @@ struct WallClockTextTests {
         #expect(WallClockText.iso8601(nanosecondsSince1970: nanoseconds) == text)
     }
 }
+
+/// Reading a plugin's output costs heraldd little whatever the plugin writes (issue 27): lines are found a word at
+/// a time, a dropped line is never made into text, and the budget pauses a flood.
+struct OutputCostTests {
+    private let start = Instant(nanoseconds: 1_000_000_000)
+
+    /// The same lines whatever the reads' boundaries, lines of any length around the word size included.
+    @Test func splitsTheSameLinesWhateverTheReadBoundaries() {
+        var generator = SplitMix(seed: 7)
+        var text: [UInt8] = []
+        var expected: [String] = []
+        for _ in 0..<300 {
+            let length = Int(generator.next() % 40)
+            let line = (0..<length).map { _ in UInt8(ascii: "a") + UInt8(generator.next() % 26) }
+            text += line + [UInt8(ascii: "\n")]
+            expected.append(String(decoding: line, as: UTF8.self))
+        }
+        for chunk in [1, 3, 7, 8, 9, 64, 4096] {
+            var lines = OutputLines(burst: 10_000, linesPerSecond: 10_000)
+            var got: [OutputLines.Event] = []
+            var index = 0
+            while index < text.count {
+                got += lines.feed(text[index..<min(index + chunk, text.count)], now: start)
+                index += chunk
+            }
+            #expect(got == expected.map { .line($0) }, "chunk \(chunk)")
+        }
+    }
+
+    /// A line as long as the issue's 100 MB one, in 64 KiB reads: cut once, the rest discarded, and the next line
+    /// intact.
+    @Test func aHugeLineInManyReadsIsCutOnceAndTheNextLineIsIntact() {
+        var lines = OutputLines()
+        let read = [UInt8](repeating: UInt8(ascii: "x"), count: 65536)
+        var events: [OutputLines.Event] = []
+        for _ in 0..<200 { events += lines.feed(read, now: start) }
+        events += lines.feed(Array("\nnext\n".utf8), now: start)
+        #expect(events == [.line(String(repeating: "x", count: OutputLines.maximumLineBytes) + "…"), .line("next")])
+    }
+
+    @Test func aFloodOfEmptyAndShortLinesIsCountedExactly() {
+        var lines = OutputLines(burst: 3, linesPerSecond: 1)
+        let flood = Array(String(repeating: "y\n\n", count: 50_000).utf8)
+        let events = lines.feed(flood, now: start)
+        #expect(events == [.line("y"), .line(""), .line("y")])
+        #expect(lines.finish(now: start) == [.dropped(100_000 - 3)])
+    }
+
+    @Test func theBudgetPausesReadingUntilTheWindowEndsOnceItIsSpent() {
+        var budget = OutputBudget(bytesPerWindow: 100_000, window: .milliseconds(100))
+        #expect(budget.read(65536, now: start) == nil)
+        let later = start + .milliseconds(10)
+        // The second read spends the window's budget: resume when the window that began with the first ends.
+        #expect(budget.read(65536, now: later) == start + .milliseconds(100))
+        // A new window begins with the next read.
+        let resumed = start + .milliseconds(100)
+        #expect(budget.read(65536, now: resumed) == nil)
+        // A window that passed without spending the budget starts afresh.
+        #expect(budget.read(65536, now: resumed + .milliseconds(150)) == nil)
+    }
+
+    @Test func theDefaultBudgetIsAMebibytePerTenthOfASecond() {
+        let budget = OutputBudget()
+        #expect(budget.bytesPerWindow == 1 << 20)
+        #expect(budget.window == .milliseconds(100))
+    }
+}

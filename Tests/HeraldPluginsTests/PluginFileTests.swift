@@ -132,6 +132,19 @@ struct PluginFileTests {
             "[Plugin]\nActivation=subscribe\nExec=x",
             "line 2: Activation=subscribe needs Provides=, the patterns that activate the plugin"
         ),
+        // Issue 27: both values would reach the plugin, one for the shell and the other for getenv().
+        (
+            "[Plugin]\nExec=x\nEnvironment=HERALD_SOCKET=/tmp/s",
+            "line 3: Environment= may not set HERALD_SOCKET: heraldd sets it for every plugin"
+        ),
+        (
+            "[Plugin]\nExec=x\nEnvironment=HERALD_PLUGIN=other",
+            "line 3: Environment= may not set HERALD_PLUGIN: heraldd sets it for every plugin"
+        ),
+        // Issue 27: a NUL silently cut the argument it was in.
+        ("[Plugin]\nExec=/bin/echo ab\0cd", "line 2: a NUL byte; a plugin file is text"),
+        ("\0", "line 1: a NUL byte; a plugin file is text"),
+        ("[Plugin]\nExec=x\n# comment \0\n", "line 3: a NUL byte; a plugin file is text"),
     ])
     func refusesABadFileNamingTheLineAndTheReason(text: String, message: String) {
         #expect(throws: PluginFileError.self) { try parse(text) }

@@ -152,6 +152,24 @@ import Darwin
         #expect(SystemClock.monotonicNanoseconds() - start >= 40_000_000)
     }
 
+    @Test func shutdownFromAnotherThreadEndsABlockingReadAtOnce() throws {
+        let pair = try UnixSocket.pair()
+        let reader = pair.second
+        try reader.setReceiveTimeout(seconds: 30)
+        let raw = reader.rawValue
+        let start = SystemClock.monotonicNanoseconds()
+        let shutter = Thread {
+            // The read below has most likely begun; if not, it finds the socket shut down, which ends it just the same.
+            usleep(50_000)
+            FileDescriptor.shutdown(ownedElsewhere: raw)
+        }
+        shutter.start()
+        // End of file, long before the receive timeout.
+        #expect(try readBytes(reader) == [])
+        #expect(SystemClock.monotonicNanoseconds() - start < 5_000_000_000)
+        _ = pair.first
+    }
+
     @Test func shutdownOfAnUnconnectedSocketIsNotAnError() throws {
         let directory = TemporaryDirectory()
         let listener = try UnixSocket.listen(path: directory.file("s"))

@@ -283,6 +283,36 @@ int herald_descriptor_limit(uint64_t *soft, uint64_t *hard);
 pid_t herald_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
                    int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags);
 
+/// The step of herald_spawn that failed last on this thread, once it returned
+/// -1: fork, the child's setup (descriptors, signals), its chdir to `cwd`, or
+/// its execve. A failed chdir means the working directory is the problem, not
+/// the program.
+int herald_spawn_failed_step(void);
+#define HERALD_SPAWN_STEP_FORK 0
+#define HERALD_SPAWN_STEP_SETUP 1
+#define HERALD_SPAWN_STEP_CHDIR 2
+#define HERALD_SPAWN_STEP_EXEC 3
+
+/// prctl(PR_SET_CHILD_SUBREAPER, 1) (Linux 3.4): every orphaned descendant of
+/// this process is reparented to it, not to init, so the daemon can end what
+/// its plugins left behind, including what left their process group and
+/// session. Returns 0, or -1 with errno (ENOSYS elsewhere).
+int herald_become_subreaper(void);
+
+/// herald_spawn without the wait for the exec: returns the child's pid (or -1
+/// with errno when pipe2 or fork fails) and sets `*report_fd` to a
+/// non-blocking, close-on-exec descriptor that becomes readable once the child
+/// has exec'ed (end of file) or failed (see herald_spawn_report). The caller
+/// owns it. Only HERALD_SPAWN_DIE_WITH_PARENT of `flags` applies. For a loop
+/// that must not wait for a child to be scheduled and exec.
+pid_t herald_spawn_async(const char *path, char *const argv[], char *const envp[], const char *cwd, int stdin_fd,
+                         int stdout_fd, int stderr_fd, uint64_t nofile_soft, int flags, int *report_fd);
+
+/// Reads herald_spawn_async's report: 0 when the child exec'ed, 1 when it
+/// failed (then `*step` is a HERALD_SPAWN_STEP_ value and `*error` its errno;
+/// the child exits 127), -1 with errno (EAGAIN: not yet known).
+int herald_spawn_report(int report_fd, int32_t *step, int32_t *error);
+
 /// herald_spawn's flag: the child dies when the forking thread does.
 #define HERALD_SPAWN_DIE_WITH_PARENT 1
 
