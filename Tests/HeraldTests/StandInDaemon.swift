@@ -214,7 +214,8 @@ final class StandInDaemon: Sendable {
         case .hello:
             return .welcome(
                 Frame.Welcome(
-                    version: ProtocolVersion.current,
+                    // Version 1, which its decoder reads: a version 2 client sends flags version 1 does not define.
+                    version: 1,
                     maxSubscriptions: 1024,
                     maxPayload: UInt32(Limits.defaultMaxPayload),
                     daemonPID: UInt32(getpid()),
