@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -108,6 +109,28 @@ int herald_connect_unix(int fd, const char *path, size_t path_len) {
     struct sockaddr_un address;
     if (herald_make_address(&address, path, path_len) < 0) return -1;
     return connect(fd, (const struct sockaddr *)&address, sizeof address);
+}
+
+int herald_connect_unix_abstract(int fd, const char *name, size_t name_len) {
+#ifdef __linux__
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    if (name_len + 1 > sizeof address.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    // The leading NUL of sun_path is what makes the address abstract; the name is not NUL-terminated.
+    memcpy(address.sun_path + 1, name, name_len);
+    socklen_t length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + name_len);
+    return connect(fd, (const struct sockaddr *)&address, length);
+#else
+    (void)fd;
+    (void)name;
+    (void)name_len;
+    errno = EAFNOSUPPORT;
+    return -1;
+#endif
 }
 
 int herald_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) {

@@ -39,6 +39,13 @@ int herald_bind_unix(int fd, const char *path, size_t path_len);
 /// Fails with ENAMETOOLONG when the path does not fit in sun_path with its NUL.
 int herald_connect_unix(int fd, const char *path, size_t path_len);
 
+/// Connects `fd` to the Linux abstract AF_UNIX address `name` (`name_len` bytes,
+/// which may hold NULs): sun_path starts with a NUL and the address length
+/// covers the name exactly, as D-Bus's `unix:abstract=` addresses need.
+/// Fails with ENAMETOOLONG when the name does not fit after the leading NUL,
+/// and with EAFNOSUPPORT where there is no abstract namespace (not Linux).
+int herald_connect_unix_abstract(int fd, const char *name, size_t name_len);
+
 /// The capacity of sockaddr_un.sun_path in bytes, including the NUL.
 size_t herald_sun_path_capacity(void);
 
