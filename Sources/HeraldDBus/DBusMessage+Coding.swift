@@ -103,18 +103,30 @@ extension DBusMessage {
         }
         let bodyStart = length - bodyLength
         var headerReader = Unmarshaller(bytes: bytes, position: 12, end: bodyStart, bigEndian: bigEndian)
-        let raw = try headerReader.read(.array(.structure([.byte, .variant])))
+        // The fields are an a(yv), read here without building the array and struct values around them.
+        let fieldsLength = Int(try headerReader.readInteger(UInt32.self))
+        guard fieldsLength <= Marshaller.maximumArrayLength else {
+            throw DBusError(.badArrayLength, "header fields of \(fieldsLength) bytes (at most 64 MiB)")
+        }
+        try headerReader.align(8)
+        let fieldsEnd = headerReader.position + fieldsLength
+        guard fieldsEnd <= bodyStart else {
+            throw DBusError(.truncated, "header fields of \(fieldsLength) bytes run past the header")
+        }
+        var fields: [(code: UInt8, value: DBusValue)] = []
+        fields.reserveCapacity(8)
+        while headerReader.position < fieldsEnd {
+            try headerReader.align(8)
+            let code = try headerReader.readByte()
+            guard case .variant(let value) = try headerReader.read(.variant) else { continue }
+            fields.append((code, value))
+        }
+        guard headerReader.position == fieldsEnd else {
+            throw DBusError(.badArrayLength, "the last header field ends past the fields' length, at \(fieldsEnd)")
+        }
         try headerReader.align(8)
         guard headerReader.position == bodyStart else {
             throw DBusError(.badHeader, "the header fields end at \(headerReader.position), not at \(bodyStart)")
-        }
-        var fields: [(code: UInt8, value: DBusValue)] = []
-        if case .array(_, let entries) = raw {
-            fields.reserveCapacity(entries.count)
-            for case .structure(let pair) in entries {
-                guard case .byte(let code) = pair[0], case .variant(let value) = pair[1] else { continue }
-                fields.append((code, value))
-            }
         }
         self.init(type: type, flags: bytes[2], serial: serial, fields: fields, bigEndian: bigEndian)
         try validateFields()
@@ -132,8 +144,11 @@ extension DBusMessage {
         for valueType in types {
             do throws(DBusError) {
                 values.append(try bodyReader.read(valueType))
-            } catch where error.code == .truncated {
-                throw DBusError(.bodyMismatch, "the body ends before its signature '\(signature)' does: \(error.reason)")
+            } catch  where error.code == .truncated {
+                throw DBusError(
+                    .bodyMismatch,
+                    "the body ends before its signature '\(signature)' does: \(error.reason)"
+                )
             }
         }
         guard bodyReader.isAtEnd else {
@@ -147,7 +162,8 @@ extension DBusMessage {
 
     /// Decodes one whole message from an array; see ``init(decoding:)-(UnsafeRawBufferPointer)``.
     public init(decoding bytes: [UInt8]) throws(DBusError) {
-        self = try bytes.withUnsafeBytes { raw in Result { () throws(DBusError) in try DBusMessage(decoding: raw) } }.get()
+        self = try bytes.withUnsafeBytes { raw in Result { () throws(DBusError) in try DBusMessage(decoding: raw) } }
+            .get()
     }
 
     /// Checks each known field's type and value, and that the type's required fields are there.
@@ -173,7 +189,10 @@ extension DBusMessage {
             case .signature: expected = .signature
             }
             guard field.value.type == expected else {
-                throw DBusError(.badHeaderField, "header field \(code) has type '\(field.value.type)', not '\(expected)'")
+                throw DBusError(
+                    .badHeaderField,
+                    "header field \(code) has type '\(field.value.type)', not '\(expected)'"
+                )
             }
             let text = field.value.stringValue ?? ""
             switch code {

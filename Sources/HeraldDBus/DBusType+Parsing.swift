@@ -31,6 +31,27 @@ extension DBusType {
         return types
     }
 
+    /// The basic type (or variant) of a one-byte type code, or nil.
+    static func basic(code: UInt8) -> DBusType? {
+        switch code {
+        case UInt8(ascii: "y"): .byte
+        case UInt8(ascii: "b"): .boolean
+        case UInt8(ascii: "n"): .int16
+        case UInt8(ascii: "q"): .uint16
+        case UInt8(ascii: "i"): .int32
+        case UInt8(ascii: "u"): .uint32
+        case UInt8(ascii: "x"): .int64
+        case UInt8(ascii: "t"): .uint64
+        case UInt8(ascii: "d"): .double
+        case UInt8(ascii: "s"): .string
+        case UInt8(ascii: "o"): .objectPath
+        case UInt8(ascii: "g"): .signature
+        case UInt8(ascii: "h"): .unixFD
+        case UInt8(ascii: "v"): .variant
+        default: nil
+        }
+    }
+
     /// Parses a signature that must hold exactly one complete type, such as a variant's.
     ///
     /// - Throws: ``DBusError`` as ``parse(signature:)`` does, and when there is not exactly one type.

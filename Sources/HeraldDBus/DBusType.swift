@@ -2,7 +2,7 @@
 ///
 /// `DBusType` values are built by parsing a signature (``parse(signature:)``), which enforces the specification's
 /// limits: at most 255 bytes, 32 nested arrays and 32 nested structs.
-public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
+public enum DBusType: Hashable, Sendable, CustomStringConvertible {
     /// `y`: an unsigned byte.
     case byte
     /// `b`: a boolean, marshalled as a 32-bit 0 or 1.
@@ -30,11 +30,11 @@ public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
     /// `h`: an index into the message's array of file descriptors.
     case unixFD
     /// `aT`: an array of one element type.
-    case array(DBusType)
+    indirect case array(DBusType)
     /// `(...)`: a struct of one or more fields.
     case structure([DBusType])
     /// `{KV}`: a dict entry; only valid as the element of an array, with a basic key type.
-    case dictEntry(key: DBusType, value: DBusType)
+    indirect case dictEntry(key: DBusType, value: DBusType)
     /// `v`: a value that carries its own type.
     case variant
 

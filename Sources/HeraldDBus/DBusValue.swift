@@ -2,7 +2,10 @@
 ///
 /// Containers say their element types, so that an empty array still has a signature. A dict (`a{KV}`) is an
 /// ``array(_:_:)`` of ``dictEntry(_:_:)`` values whose element type is ``DBusType/dictEntry(key:value:)``.
-public indirect enum DBusValue: Hashable, Sendable {
+///
+/// Only the cases that hold another value directly are `indirect`: marking the whole enum would box every number
+/// and string, an allocation per value decoded.
+public enum DBusValue: Hashable, Sendable {
     /// `y`.
     case byte(UInt8)
     /// `b`.
@@ -34,9 +37,9 @@ public indirect enum DBusValue: Hashable, Sendable {
     /// `(...)`: the fields, at least one.
     case structure([DBusValue])
     /// `{KV}`: one entry of a dict.
-    case dictEntry(DBusValue, DBusValue)
+    indirect case dictEntry(DBusValue, DBusValue)
     /// `v`: a value with its own type.
-    case variant(DBusValue)
+    indirect case variant(DBusValue)
 
     /// The value's type.
     public var type: DBusType {

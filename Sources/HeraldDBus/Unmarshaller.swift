@@ -89,6 +89,17 @@ public struct Unmarshaller: ~Copyable {
         return try readText(count: Int(count), what: "signature")
     }
 
+    /// Reads a variant's signature: most are one basic type code, which needs neither a string nor the parser.
+    private mutating func readVariantType() throws(DBusError) -> DBusType {
+        if end - position >= 3, bytes[position] == 1, bytes[position + 2] == 0,
+            let basic = DBusType.basic(code: bytes[position + 1])
+        {
+            position += 3
+            return basic
+        }
+        return try DBusType.parseSingle(signature: try readSignature())
+    }
+
     /// Reads one value of `type`.
     ///
     /// - Throws: ``DBusError`` for anything the specification forbids: bad padding, truncation, a boolean other
@@ -162,9 +173,7 @@ public struct Unmarshaller: ~Copyable {
             return .dictEntry(keyValue, try read(value, depth: depth + 1))
         case .variant:
             try checkDepth(depth)
-            let signature = try readSignature()
-            let inner = try DBusType.parseSingle(signature: signature)
-            return .variant(try read(inner, depth: depth + 1))
+            return .variant(try read(try readVariantType(), depth: depth + 1))
         }
     }
 

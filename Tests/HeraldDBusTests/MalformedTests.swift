@@ -97,7 +97,8 @@ import Testing
     }
 
     @Test(arguments: [
-        String(repeating: "a", count: 33) + "y", String(repeating: "(", count: 33) + "y" + String(repeating: ")", count: 33),
+        String(repeating: "a", count: 33) + "y",
+        String(repeating: "(", count: 33) + "y" + String(repeating: ")", count: 33),
         String(repeating: "a{sa", count: 17) + "y" + String(repeating: "}", count: 17),
     ])
     func signatureNestedPastTheLimitsIsRefused(signature: String) {

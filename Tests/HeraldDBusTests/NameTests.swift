@@ -108,7 +108,9 @@ import Testing
                     ),
                 ])
         )
-        #expect(value.json == .array([.number(7), .array([.string("a")]), .object(["k": .bool(true), "n": .number(1.5)])]))
+        #expect(
+            value.json == .array([.number(7), .array([.string("a")]), .object(["k": .bool(true), "n": .number(1.5)])])
+        )
     }
 
     @Test func jsonThatDoesNotFitIsRefused() {
