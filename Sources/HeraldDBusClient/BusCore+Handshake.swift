@@ -28,7 +28,8 @@ extension BusCore {
         on socket: borrowing FileDescriptor,
         checkingGUID: Bool
     ) throws(DBusClientError) -> (MessageDecoder, [DBusMessage]) {
-        let seconds = Double(options.connectTimeout.components.seconds)
+        let seconds =
+            Double(options.connectTimeout.components.seconds)
             + Double(options.connectTimeout.components.attoseconds) / 1e18
         do {
             try socket.setReceiveTimeout(seconds: seconds)
@@ -69,7 +70,8 @@ extension BusCore {
                     early.append(received)
                 }
                 let count = try buffer.withUnsafeMutableBytes { raw in
-                    Result { () throws(SystemError) in try Self.readBlocking(socket, into: raw, what: "the Hello reply") }
+                    Result { () throws(SystemError) in try Self.readBlocking(socket, into: raw, what: "the Hello reply")
+                    }
                 }.get()
                 guard count > 0 else {
                     throw DBusClientError(.connectionFailed, "the bus closed the connection before answering Hello")

@@ -113,7 +113,9 @@ extension BusCore {
 
     /// Waits `delay`, or less if the client is closed meanwhile: a wait on the eventfd, not a sleep.
     private func sleep(_ delay: Duration) {
-        let milliseconds = Int32(clamping: delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(
+            clamping: delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+        )
         guard !state.withLock({ $0.closed }) else { return }
         var request = pollfd(fd: wakeup.rawValue, events: Int16(POLLIN), revents: 0)
         _ = poll(&request, 1, milliseconds)

@@ -69,8 +69,24 @@ final class BusCore: Sendable {
     }
 
     /// Queues `bytes` for the thread to write.
-    func enqueue(_ bytes: [UInt8]) {
-        state.withLock { $0.outgoing.append(contentsOf: bytes) }
+    ///
+    /// - Throws: ``DBusClientError`` when the client is closed or away (a message queued then could not be sent, and
+    ///   waking the thread would only cut its backoff short), or when the bytes waiting to be written would pass
+    ///   ``DBusClient/Options/maximumOutgoingBytes`` (the bus is not reading).
+    func enqueue(_ bytes: [UInt8]) throws(DBusClientError) {
+        try state.withLock { (state) throws(DBusClientError) in
+            if state.closed { throw DBusClientError(.closed, "the D-Bus client is closed") }
+            guard state.connected else {
+                throw DBusClientError(.disconnected, "the bus at \(address) is away; the client is reconnecting")
+            }
+            guard state.outgoing.count + bytes.count <= options.maximumOutgoingBytes else {
+                throw DBusClientError(
+                    .tooManyPendingCalls,
+                    "\(state.outgoing.count) bytes already wait to be written: the bus is not reading"
+                )
+            }
+            state.outgoing.append(contentsOf: bytes)
+        }
         try? wakeup.signal()
     }
 
@@ -110,6 +126,12 @@ final class BusCore: Sendable {
                 if !state.connected {
                     return DBusClientError(.disconnected, "the bus at \(address) is away; the client is reconnecting")
                 }
+                if state.outgoing.count + bytes.count > options.maximumOutgoingBytes {
+                    return DBusClientError(
+                        .tooManyPendingCalls,
+                        "\(state.outgoing.count) bytes already wait to be written: the bus is not reading"
+                    )
+                }
                 state.pending[serial] = Pending(continuation: continuation, deadline: deadline)
                 state.outgoing.append(contentsOf: bytes)
                 return nil
@@ -126,11 +148,13 @@ final class BusCore: Sendable {
     func send(_ message: DBusMessage) throws(DBusClientError) {
         var message = message
         message.serial = state.withLock { $0.takeSerial() }
+        let bytes: [UInt8]
         do {
-            enqueue(try message.encoded())
+            bytes = try message.encoded()
         } catch {
             throw DBusClientError(.protocolViolation, "cannot encode the message: \(error)")
         }
+        try enqueue(bytes)
     }
 
     /// Registers a subscription; the caller then sends its AddMatch.

@@ -32,7 +32,7 @@ extension DBusClient {
                 throw DBusClientError(.protocolViolation, "GetNameOwner answered '\(body)', not 's'")
             }
             return owner
-        } catch where error.errorName == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+        } catch  where error.errorName == "org.freedesktop.DBus.Error.NameHasNoOwner" {
             return nil
         }
     }

@@ -24,6 +24,9 @@ public final class DBusClient: Sendable {
         public var signalBufferSize: Int = 256
         /// How many calls may wait for replies at once.
         public var maximumPendingCalls: Int = 4096
+        /// How many bytes may wait to be written while the bus does not read; past it, calls and sends fail with
+        /// ``DBusClientError/Code/tooManyPendingCalls``.
+        public var maximumOutgoingBytes: Int = 16 * 1024 * 1024
         /// The first delay before reconnecting; it doubles on each failure.
         public var minimumReconnectDelay: Duration = .milliseconds(50)
         /// The longest delay between reconnection attempts.
@@ -51,7 +54,10 @@ public final class DBusClient: Sendable {
     ///
     /// - Throws: ``DBusClientError``: ``DBusClientError/Code/connectionFailed`` when no entry of the address can be
     ///   reached, ``DBusClientError/Code/authenticationFailed`` when the bus refuses.
-    public static func connect(to address: BusAddress, options: Options = Options()) async throws(DBusClientError)
+    public static func connect(
+        to address: BusAddress,
+        options: Options = Options()
+    ) async throws(DBusClientError)
         -> DBusClient
     {
         let core = try BusCore(address: address, options: options)
@@ -103,7 +109,8 @@ public final class DBusClient: Sendable {
     ///   ``DBusClientError/Code/closed``.
     public func call(_ message: DBusMessage, timeout: Duration? = nil) async throws(DBusClientError) -> DBusMessage {
         let duration = timeout ?? core.options.callTimeout
-        let nanoseconds = UInt64(duration.components.seconds) * 1_000_000_000
+        let nanoseconds =
+            UInt64(duration.components.seconds) * 1_000_000_000
             + UInt64(duration.components.attoseconds / 1_000_000_000)
         return try await core.call(message, timeout: nanoseconds).get()
     }

@@ -20,7 +20,7 @@ public struct DBusClientError: Error, Sendable, CustomStringConvertible {
         case closed
         /// The bus sent something the specification forbids, or the reply was not of the expected type.
         case protocolViolation
-        /// Too many calls are waiting for replies.
+        /// Too many calls wait for replies, or too many bytes wait to be written.
         case tooManyPendingCalls
     }
 

@@ -77,12 +77,42 @@ struct BusTests {
         let signals = try await client.signals(
             matching: try MatchRule(interface: "org.example.Herald", member: "Changed")
         )
-        try await bus.emit(objectPath: "/org/example/thing", signal: "org.example.Herald.Changed", ["'on'", "uint32 7"])
+        try await bus.emit(
+            objectPath: "/org/example/thing",
+            signal: "org.example.Herald.Changed",
+            ["'on'", "uint32 7"]
+        )
         var iterator = signals.makeAsyncIterator()
         let signal = try #require(await iterator.next())
         #expect(signal.path == "/org/example/thing")
         #expect(signal.body == [.string("on"), .uint32(7)])
         #expect(signals.droppedCount == 0)
+    }
+
+    @Test func propertiesChangedArrivesTakenApart() async throws {
+        let (directory, bus, client) = try await Self.start()
+        defer { client.close() }
+        _ = directory
+        let path = "/org/freedesktop/UPower/devices/DisplayDevice"
+        let signals = try await client.propertiesChanged(of: "org.freedesktop.UPower.Device", at: path)
+        // Another interface's change on the same object does not match arg0.
+        try await bus.emit(
+            objectPath: path,
+            signal: "org.freedesktop.DBus.Properties.PropertiesChanged",
+            ["'org.example.Other'", "{'X': <1>}", "@as []"]
+        )
+        try await bus.emit(
+            objectPath: path,
+            signal: "org.freedesktop.DBus.Properties.PropertiesChanged",
+            ["'org.freedesktop.UPower.Device'", "{'Percentage': <42.5>, 'State': <uint32 2>}", "['IconName']"]
+        )
+        var iterator = signals.makeAsyncIterator()
+        let message = try #require(await iterator.next())
+        let change = try #require(DBusClient.PropertiesChange(message))
+        #expect(change.path == path)
+        #expect(change.interface == "org.freedesktop.UPower.Device")
+        #expect(change.changed == ["Percentage": .double(42.5), "State": .uint32(2)])
+        #expect(change.invalidated == ["IconName"])
     }
 
     @Test(.requiresDBusMock) func readsUPowerAndLogindPropertiesFromDBusMock() async throws {

@@ -105,7 +105,10 @@ import Testing
         let directory = TemporaryDirectory()
         let bus = try FakeBus(path: directory.file("bus")) { _ in [bytes] }
         defer { bus.close() }
-        let client = try await DBusClient.connect(to: try BusAddress(parsing: "unix:path=\(bus.path)"), options: Self.options())
+        let client = try await DBusClient.connect(
+            to: try BusAddress(parsing: "unix:path=\(bus.path)"),
+            options: Self.options()
+        )
         defer { client.close() }
         let error = await Self.trigger(client)
         #expect(error?.code == .disconnected)
@@ -116,7 +119,12 @@ import Testing
         #expect(reason?.contains(expected) == true, "\(reason ?? "no reason")")
         // And it works again: the fake bus answers a plain call with an empty return.
         #expect(
-            try await client.call(destination: "org.example.Fake", path: "/", interface: "org.example.Fake", member: "Ping")
+            try await client.call(
+                destination: "org.example.Fake",
+                path: "/",
+                interface: "org.example.Fake",
+                member: "Ping"
+            )
                 == []
         )
     }
@@ -125,7 +133,10 @@ import Testing
         let directory = TemporaryDirectory()
         let bus = try FakeBus(path: directory.file("bus")) { _ in [] }
         defer { bus.close() }
-        let client = try await DBusClient.connect(to: try BusAddress(parsing: "unix:path=\(bus.path)"), options: Self.options())
+        let client = try await DBusClient.connect(
+            to: try BusAddress(parsing: "unix:path=\(bus.path)"),
+            options: Self.options()
+        )
         defer { client.close() }
         do {
             _ = try await client.call(
@@ -162,7 +173,10 @@ import Testing
             return Array(repeating: chunk, count: count / 10_000) + [(try? reply.encoded()) ?? []]
         }
         defer { bus.close() }
-        let client = try await DBusClient.connect(to: try BusAddress(parsing: "unix:path=\(bus.path)"), options: Self.options())
+        let client = try await DBusClient.connect(
+            to: try BusAddress(parsing: "unix:path=\(bus.path)"),
+            options: Self.options()
+        )
         defer { client.close() }
         let signals = try await client.signals(matching: try MatchRule(interface: "org.example.Flood"), bufferSize: 16)
         let before = Self.residentKiB()

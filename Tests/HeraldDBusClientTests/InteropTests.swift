@@ -26,7 +26,8 @@ struct InteropTests {
                 ]
             ),
         ]),
-        .array(.int64, []), .dictionary(key: .uint32, value: .array(.string), [(.uint32(1), .array(.string, [.string("x")]))]),
+        .array(.int64, []),
+        .dictionary(key: .uint32, value: .array(.string), [(.uint32(1), .array(.string, [.string("x")]))]),
     ]
 
     @Test func callCarryingEveryTypeIsReadAndAnsweredWithTheSameValues() async throws {
@@ -35,7 +36,10 @@ struct InteropTests {
         let client = try await DBusClient.connect(to: try BusAddress(parsing: bus.address))
         defer { client.close() }
         let changes = try await client.nameOwnerChanges(of: "org.example.Interop")
-        let mock = try DBusMock.start(["org.example.Interop", "/org/example/Interop", "org.example.Interop"], address: bus.address)
+        let mock = try DBusMock.start(
+            ["org.example.Interop", "/org/example/Interop", "org.example.Interop"],
+            address: bus.address
+        )
         defer { mock.signal(SIGKILL) }
         _ = try await BusTests.waitForOwner(of: "org.example.Interop", client: client, changes: changes)
 
@@ -45,7 +49,10 @@ struct InteropTests {
             path: "/org/example/Interop",
             interface: "org.freedesktop.DBus.Mock",
             member: "AddMethod",
-            [.string("org.example.Interop"), .string("Echo"), .string(signature), .string(signature), .string("ret = tuple(args)")]
+            [
+                .string("org.example.Interop"), .string("Echo"), .string(signature), .string(signature),
+                .string("ret = tuple(args)"),
+            ]
         )
         let reply = try await client.call(
             destination: "org.example.Interop",
