@@ -52,6 +52,22 @@ struct BusTests {
         #expect(try await client.listNames().contains("org.freedesktop.DBus"))
     }
 
+    @Test func closeEndsTheStreamsAndRefusesCalls() async throws {
+        let (directory, bus, client) = try await Self.start()
+        _ = (directory, bus)
+        let signals = try await client.signals(matching: try MatchRule(interface: "org.example.Herald"))
+        var iterator = signals.makeAsyncIterator()
+        client.close()
+        #expect(await iterator.next() == nil)
+        do {
+            _ = try await client.listNames()
+            Issue.record("a call on a closed client succeeded")
+        } catch {
+            #expect(error.code == .closed)
+        }
+        #expect(!client.isConnected)
+    }
+
     @Test func errorReplyCarriesItsName() async throws {
         let (directory, bus, client) = try await Self.start()
         defer { client.close() }
