@@ -59,10 +59,12 @@ final class BusCore: Sendable {
         let result = await withCheckedContinuation { continuation in
             state.withLock { $0.connectContinuation = continuation }
             let thread = Thread { [self] in
+                // Named from inside: on Linux, Foundation applies a name set before start() only to its own record, and
+                // the thread would show the name of whichever thread started it (a dispatch worker's).
+                Thread.current.name = "dbus-client"
                 run()
                 finished.signal()
             }
-            thread.name = "dbus-client"
             thread.start()
         }
         try result.get()
