@@ -95,6 +95,12 @@ let package = Package(
             dependencies: ["Herald", "HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldCommandLine"],
             swiftSettings: strict
         ),
+        // The cost figures of the D-Bus codec and client (issue 29): decoding, signal latency, idle wake-ups.
+        .executableTarget(
+            name: "herald-dbus-bench",
+            dependencies: ["HeraldDBus", "HeraldDBusClient", "HeraldPosix"],
+            swiftSettings: strict
+        ),
         // The README's Swift program: observes session.* and prints each post with its sender.
         .executableTarget(
             name: "herald-example",

@@ -491,3 +491,11 @@ int herald_tcp_peer_address(int fd, char *buffer, size_t length) {
     errno = EAFNOSUPPORT;
     return -1;
 }
+
+int herald_set_current_thread_name(const char *name) {
+#ifdef __APPLE__
+    return pthread_setname_np(name);
+#else
+    return pthread_setname_np(pthread_self(), name);
+#endif
+}

@@ -59,9 +59,7 @@ final class BusCore: Sendable {
         let result = await withCheckedContinuation { continuation in
             state.withLock { $0.connectContinuation = continuation }
             let thread = Thread { [self] in
-                // Named from inside: on Linux, Foundation applies a name set before start() only to its own record, and
-                // the thread would show the name of whichever thread started it (a dispatch worker's).
-                Thread.current.name = "dbus-client"
+                ThreadName.setCurrent("dbus-client")
                 run()
                 finished.signal()
             }

@@ -69,6 +69,12 @@ ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt);
 /// 0, or -1 with errno (ENOSYS where there is no such setting).
 int herald_set_timer_slack(unsigned long nanoseconds);
 
+// MARK: - Threads
+
+/// Names the calling thread (pthread_setname_np, which Glibc declares only
+/// under _GNU_SOURCE); Linux keeps 15 bytes. Returns 0 or an error number.
+int herald_set_current_thread_name(const char *name);
+
 // MARK: - Errors
 
 /// The text of `error`, thread-safely (strerror_r into `buffer`). Returns a
