@@ -49,6 +49,10 @@ extension BusCore {
             if checkingGUID, let expected = address.entries.first(where: { $0.guid != nil })?.guid, expected != guid {
                 throw DBusClientError(.authenticationFailed, "the bus's guid is \(guid), the address says \(expected)")
             }
+            // Descriptor passing, for `h` values: the bus answers AGREE_UNIX_FD or ERROR, and either is fine.
+            try write(Array("NEGOTIATE_UNIX_FD\r\n".utf8), to: socket)
+            let agreed = try readLine(from: socket) == "AGREE_UNIX_FD"
+            state.withLock { $0.descriptorPassing = agreed }
             try write(Array("BEGIN\r\n".utf8), to: socket)
 
             let hello = try DBusClient.busMethod("Hello", [])

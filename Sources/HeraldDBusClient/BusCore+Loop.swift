@@ -73,6 +73,7 @@ extension BusCore {
             let (continuation, rules) = state.withLock { state in
                 state.connected = true
                 state.outgoing = []
+                state.outgoingDescriptors = []
                 defer { state.connectContinuation = nil }
                 return (state.connectContinuation, state.subscriptions.values.map(\.rule))
             }
@@ -94,6 +95,7 @@ extension BusCore {
             let waiting = state.withLock { state in
                 state.connected = false
                 state.outgoing = []
+                state.outgoingDescriptors = []
                 if let reason {
                     state.disconnects += 1
                     state.lastDisconnectReason = reason
@@ -134,25 +136,47 @@ extension BusCore {
         var decoder = initialDecoder
         var output = initialOutput
         var outputStart = 0
+        // Descriptors to send with the byte at each offset of `output`, in order.
+        var outputDescriptors: [(offset: Int, descriptors: [Int32])] = []
+        // Descriptors received and not yet claimed by a message's UNIX_FDS, in arrival order.
+        var received: [Int32] = []
+        defer { for descriptor in received { FileDescriptor(owning: descriptor).close() } }
         var buffer = [UInt8](repeating: 0, count: 65536)
         do {
             try socket.setNonBlocking(true)
-            for message in early { dispatch(message, output: &output) }
+            for message in early { dispatch(Received(message: message, descriptors: []), output: &output) }
             while true {
-                let (closed, queued, deadline) = state.withLock { state in
-                    defer { state.outgoing = [] }
-                    return (state.closed, state.outgoing, state.pending.values.map(\.deadline).min())
+                let (closed, queued, queuedDescriptors, deadline) = state.withLock { state in
+                    defer {
+                        state.outgoing = []
+                        state.outgoingDescriptors = []
+                    }
+                    return (
+                        state.closed, state.outgoing, state.outgoingDescriptors,
+                        state.pending.values.map(\.deadline).min()
+                    )
                 }
                 if closed { return nil }
+                for entry in queuedDescriptors {
+                    outputDescriptors.append((output.count + entry.offset, entry.descriptors))
+                }
                 output += queued
-                // Write what the socket takes now; the rest waits for POLLOUT.
+                // Write what the socket takes now; the rest waits for POLLOUT. A message with descriptors is sent
+                // from its first byte with them attached, and the send before it stops short of that byte.
                 while outputStart < output.count {
+                    let attached =
+                        outputDescriptors.first?.offset == outputStart ? outputDescriptors[0].descriptors : []
+                    let end =
+                        outputDescriptors.first(where: { $0.offset > outputStart })?.offset ?? output.count
                     let result = try output.withUnsafeBytes { raw in
                         Result { () throws(SystemError) in
-                            try socket.send(UnsafeRawBufferPointer(rebasing: raw[outputStart...]))
+                            let bytes = UnsafeRawBufferPointer(rebasing: raw[outputStart..<end])
+                            return attached.isEmpty
+                                ? try socket.send(bytes) : try socket.send(bytes, passing: attached)
                         }
                     }.get()
                     guard case .processed(let sent) = result else { break }
+                    if !attached.isEmpty { outputDescriptors.removeFirst() }
                     outputStart += sent
                 }
                 if outputStart == output.count {
@@ -174,13 +198,20 @@ extension BusCore {
                 guard ready.this else { continue }
                 // One read per wakeup keeps the loop fair between reading and writing; poll says when there is more.
                 let result = try buffer.withUnsafeMutableBytes { raw in
-                    Result { () throws(SystemError) in try socket.read(into: raw) }
+                    Result { () throws(SystemError) in try socket.receive(into: raw, descriptors: &received) }
                 }.get()
                 guard case .processed(let count) = result else { continue }
                 if count == 0 { return "the bus closed the connection" }
                 buffer.withUnsafeBytes { decoder.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
                 while let message = try decoder.nextMessage() {
-                    dispatch(message, output: &output)
+                    // The descriptors a message carries arrived with its bytes, in order.
+                    let wanted = Int(message.unixFDs)
+                    guard wanted <= received.count else {
+                        return "a message says it carries \(wanted) descriptors, but \(received.count) came"
+                    }
+                    let descriptors = Array(received.prefix(wanted))
+                    received.removeFirst(wanted)
+                    dispatch(Received(message: message, descriptors: descriptors), output: &output)
                 }
             }
         } catch let error as DBusError {
@@ -203,16 +234,25 @@ extension BusCore {
 
     /// Routes one message: a reply to its call, a signal to the subscriptions whose rules match it, a call to us to
     /// an answer.
-    private func dispatch(_ message: DBusMessage, output: inout [UInt8]) {
+    private func dispatch(_ received: Received, output: inout [UInt8]) {
+        let message = received.message
+        // Only a reply to a waiting call hands its descriptors on (to the caller); any other message's are closed.
+        func closeDescriptors() {
+            for descriptor in received.descriptors { FileDescriptor(owning: descriptor).close() }
+        }
+        if message.type != .methodReturn { closeDescriptors() }
         switch message.type {
         case .methodReturn, .error:
             guard let serial = message.replySerial,
                 let pending = state.withLock({ $0.pending.removeValue(forKey: serial) })
-            else { return }
+            else {
+                if message.type == .methodReturn { closeDescriptors() }
+                return
+            }
             if message.type == .error {
                 pending.continuation.resume(returning: .failure(DBusClientError.from(errorReply: message)))
             } else {
-                pending.continuation.resume(returning: .success(message))
+                pending.continuation.resume(returning: .success(received))
             }
         case .signal:
             if message.sender == "org.freedesktop.DBus", message.member == "NameAcquired",

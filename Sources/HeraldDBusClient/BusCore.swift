@@ -13,8 +13,14 @@ import Synchronization
 final class BusCore: Sendable {
     /// A call waiting for its reply.
     struct Pending {
-        var continuation: CheckedContinuation<Result<DBusMessage, DBusClientError>, Never>
+        var continuation: CheckedContinuation<Result<Received, DBusClientError>, Never>
         var deadline: UInt64
+    }
+
+    /// A message and the descriptors that came with it (the receiver owns them).
+    struct Received {
+        var message: DBusMessage
+        var descriptors: [Int32]
     }
 
     struct State {
@@ -22,6 +28,10 @@ final class BusCore: Sendable {
         var connected = false
         var nextSerial: UInt32 = 1
         var outgoing: [UInt8] = []
+        /// Descriptors to send with the byte at each offset of `outgoing` (a message's first).
+        var outgoingDescriptors: [(offset: Int, descriptors: [Int32])] = []
+        /// Whether the bus agreed to pass descriptors (NEGOTIATE_UNIX_FD).
+        var descriptorPassing = false
         var pending: [UInt32: Pending] = [:]
         var subscriptions: [UInt64: SubscriptionBox] = [:]
         var nextSubscriptionID: UInt64 = 1
@@ -91,9 +101,23 @@ final class BusCore: Sendable {
     }
 
     /// Sends `message` and waits for its reply, at most `timeout` nanoseconds.
-    func call(_ message: DBusMessage, timeout: UInt64) async -> Result<DBusMessage, DBusClientError> {
+    func call(
+        _ message: DBusMessage,
+        passing descriptors: [Int32] = [],
+        timeout: UInt64
+    ) async -> Result<Received, DBusClientError> {
         var message = message
         message.flags &= ~DBusMessage.noReplyExpected
+        if !descriptors.isEmpty {
+            guard state.withLock({ $0.descriptorPassing }) else {
+                return .failure(DBusClientError(.protocolViolation, "the bus did not agree to pass descriptors"))
+            }
+            guard descriptors.count <= FileDescriptor.maximumPassedDescriptors else {
+                return .failure(DBusClientError(.protocolViolation, "\(descriptors.count) descriptors (at most 253)"))
+            }
+            message.fields.removeAll { $0.code == DBusMessage.FieldCode.unixFDs.rawValue }
+            message.fields.append((DBusMessage.FieldCode.unixFDs.rawValue, .uint32(UInt32(descriptors.count))))
+        }
         let serial: UInt32
         do throws(DBusClientError) {
             serial = try state.withLock { (state) throws(DBusClientError) in
@@ -133,6 +157,9 @@ final class BusCore: Sendable {
                     )
                 }
                 state.pending[serial] = Pending(continuation: continuation, deadline: deadline)
+                if !descriptors.isEmpty {
+                    state.outgoingDescriptors.append((state.outgoing.count, descriptors))
+                }
                 state.outgoing.append(contentsOf: bytes)
                 return nil
             }

@@ -108,11 +108,32 @@ public final class DBusClient: Sendable {
     ///   with an error, ``DBusClientError/Code/timedOut``, ``DBusClientError/Code/disconnected``,
     ///   ``DBusClientError/Code/closed``.
     public func call(_ message: DBusMessage, timeout: Duration? = nil) async throws(DBusClientError) -> DBusMessage {
+        let reply = try await call(message, passing: [], timeout: timeout)
+        // Descriptors a reply carries belong to the caller of the other form; here nobody would close them.
+        for descriptor in reply.descriptors { FileDescriptor(owning: descriptor).close() }
+        return reply.message
+    }
+
+    /// Sends a method call with descriptors for its `h` values, and waits for its reply and the descriptors it
+    /// carries.
+    ///
+    /// The message's `h` values are indexes into `descriptors`; the client sets its UNIX_FDS field. The descriptors
+    /// are sent as they are (not duplicated): keep them open until this returns.
+    ///
+    /// - Returns: the reply, and the descriptors its `h` values index, which the caller now owns and must close.
+    /// - Throws: ``DBusClientError`` as ``call(_:timeout:)``, and ``DBusClientError/Code/protocolViolation`` when the
+    ///   bus did not agree to pass descriptors.
+    public func call(
+        _ message: DBusMessage,
+        passing descriptors: [Int32],
+        timeout: Duration? = nil
+    ) async throws(DBusClientError) -> (message: DBusMessage, descriptors: [Int32]) {
         let duration = timeout ?? core.options.callTimeout
         let nanoseconds =
             UInt64(duration.components.seconds) * 1_000_000_000
             + UInt64(duration.components.attoseconds / 1_000_000_000)
-        return try await core.call(message, timeout: nanoseconds).get()
+        let received = try await core.call(message, passing: descriptors, timeout: nanoseconds).get()
+        return (received.message, received.descriptors)
     }
 
     /// Calls a method and returns its reply's body.

@@ -57,11 +57,16 @@ final class FakeBus: Sendable {
             if count == 0 { break }
             if !authenticated {
                 pending += buffer[0..<count]
-                // The client sends "\0AUTH EXTERNAL <hex uid>\r\n", waits for OK, then "BEGIN\r\n" and Hello.
+                // The client sends "\0AUTH EXTERNAL <hex uid>\r\n", waits for OK, sends "NEGOTIATE_UNIX_FD\r\n",
+                // waits for the answer, then sends "BEGIN\r\n" and Hello.
                 if !sentOK, let lineEnd = Self.find([13, 10], in: pending) {
                     send(Array("OK 0123456789abcdef0123456789abcdef\r\n".utf8), on: connection)
                     pending.removeFirst(lineEnd + 2)
                     sentOK = true
+                }
+                if sentOK, let negotiate = Self.find(Array("NEGOTIATE_UNIX_FD\r\n".utf8), in: pending) {
+                    send(Array("AGREE_UNIX_FD\r\n".utf8), on: connection)
+                    pending.removeSubrange(negotiate..<negotiate + 19)
                 }
                 guard sentOK, let begin = Self.find(Array("BEGIN\r\n".utf8), in: pending) else { continue }
                 decoder.append(Array(pending[(begin + 7)...]))

@@ -2,6 +2,7 @@ import Foundation
 import HeraldDBus
 import HeraldDBusClient
 import HeraldLaunch
+import HeraldPosix
 import HeraldTestSupport
 import Testing
 
@@ -9,12 +10,12 @@ import Testing
 /// python-dbusmock method, which logs the arguments and sends them back.
 @Suite(.requires("dbus-daemon", "gdbus"), .requiresDBusMock)
 struct InteropTests {
-    /// Every type but `h` (passing descriptors is not implemented), with a struct holding an array of dict entries of
+    /// Every type, `h` (a descriptor passed with the call) included, with a struct holding an array of dict entries of
     /// variants, and empty arrays whose elements need padding.
     static let everyType: [DBusValue] = [
         .byte(0xFE), .boolean(true), .int16(-2), .uint16(65000), .int32(-70000), .uint32(4_000_000_000),
         .int64(-(1 << 40)), .uint64(1 << 63), .double(-1.5), .string("héllo ✓"), .objectPath("/a/b_c/D1"),
-        .signature("a{sv}(iu)"),
+        .signature("a{sv}(iu)"), .unixFD(0),
         .structure([
             .string("s"),
             .dictionary(
@@ -54,15 +55,33 @@ struct InteropTests {
                 .string("ret = tuple(args)"),
             ]
         )
-        let reply = try await client.call(
-            destination: "org.example.Interop",
-            path: "/org/example/Interop",
-            interface: "org.example.Interop",
-            member: "Echo",
-            Self.everyType
+        // The descriptor passed for `h` is one end of a socket pair; the one that comes back must be the same socket.
+        let pair = try UnixSocket.pair()
+        let mine = pair.first
+        let theirs = pair.second
+        let (reply, descriptors) = try await client.call(
+            try DBusMessage.methodCall(
+                destination: "org.example.Interop",
+                path: "/org/example/Interop",
+                interface: "org.example.Interop",
+                member: "Echo",
+                body: Self.everyType
+            ),
+            passing: [mine.rawValue]
         )
         // The other side's reply decodes to the values it was sent back.
-        #expect(reply == Self.everyType)
+        #expect(reply.body == Self.everyType)
+        #expect(descriptors.count == 1)
+        if let returned = descriptors.first {
+            let echoed = FileDescriptor(owning: returned)
+            try [UInt8(42)].withUnsafeBytes { try echoed.writeAll($0) }
+            var byte: UInt8 = 0
+            let count = try withUnsafeMutableBytes(of: &byte) { try theirs.read(into: $0) }
+            #expect(count == .processed(1) && byte == 42)
+            echoed.close()
+        }
+        mine.close()
+        theirs.close()
 
         // The other side read the same values: its call log holds them, each in a variant.
         let calls = try await client.call(

@@ -61,6 +61,17 @@ ssize_t herald_send(int fd, const void *buffer, size_t length);
 /// sendmsg(2) of an iovec array with MSG_NOSIGNAL (see herald_send).
 ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt);
 
+/// sendmsg(2) of `length` bytes with `count` descriptors attached as one
+/// SCM_RIGHTS message, with MSG_NOSIGNAL (see herald_send). For D-Bus's unix
+/// fd passing: the descriptors travel with the message's first byte.
+ssize_t herald_send_with_descriptors(int fd, const void *buffer, size_t length, const int *descriptors, int count);
+
+/// recvmsg(2) into `buffer`, collecting up to `capacity` descriptors the peer
+/// attached (SCM_RIGHTS, received close-on-exec) into `descriptors` and their
+/// number into `*count`. Descriptors past `capacity` are closed. Returns the
+/// byte count, or -1 with errno.
+ssize_t herald_receive_with_descriptors(int fd, void *buffer, size_t length, int *descriptors, int capacity,
+                                        int *count);
 
 // MARK: - Timers
 
