@@ -29,6 +29,11 @@ let package = Package(
         .target(name: "HeraldPlugins", dependencies: ["HeraldWire"], swiftSettings: strict),
         // Pure: the MQTT 5.0 codec and the Herald name ↔ topic mapping of the MQTT bridge. Stdlib only, no I/O.
         .target(name: "HeraldMQTT", swiftSettings: strict),
+        // Pure: the D-Bus wire format (signatures, values, messages, names, match rules). Stdlib only, no I/O.
+        .target(name: "HeraldDBus", swiftSettings: strict),
+        // The D-Bus client: the bus address, SASL EXTERNAL, calls with timeouts, signals as AsyncSequences and
+        // reconnection, on one thread of its own through HeraldPosix.
+        .target(name: "HeraldDBusClient", dependencies: ["HeraldDBus", "HeraldPosix"], swiftSettings: strict),
         // C: what Glibc does not expose to Swift (epoll, eventfd, signalfd, accept4, SO_PEERCRED).
         .target(name: "CHeraldShim", cSettings: [.define("_GNU_SOURCE")]),
         // The only module that makes syscalls.
@@ -90,6 +95,12 @@ let package = Package(
             dependencies: ["Herald", "HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldCommandLine"],
             swiftSettings: strict
         ),
+        // The cost figures of the D-Bus codec and client (issue 29): decoding, signal latency, idle wake-ups.
+        .executableTarget(
+            name: "herald-dbus-bench",
+            dependencies: ["HeraldDBus", "HeraldDBusClient", "HeraldPosix"],
+            swiftSettings: strict
+        ),
         // The README's Swift program: observes session.* and prints each post with its sender.
         .executableTarget(
             name: "herald-example",
@@ -108,6 +119,11 @@ let package = Package(
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
         .testTarget(name: "HeraldPluginsTests", dependencies: ["HeraldPlugins", "HeraldWire"]),
         .testTarget(name: "HeraldMQTTTests", dependencies: ["HeraldMQTT"]),
+        .testTarget(name: "HeraldDBusTests", dependencies: ["HeraldDBus"]),
+        .testTarget(
+            name: "HeraldDBusClientTests",
+            dependencies: ["HeraldDBusClient", "HeraldDBus", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport"]
+        ),
         .testTarget(
             name: "HeraldMQTTBridgeTests",
             dependencies: ["HeraldMQTTBridge", "HeraldMQTT", "HeraldPlugins", "HeraldCommandLine"]

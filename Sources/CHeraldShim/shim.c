@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -110,6 +111,28 @@ int herald_connect_unix(int fd, const char *path, size_t path_len) {
     return connect(fd, (const struct sockaddr *)&address, sizeof address);
 }
 
+int herald_connect_unix_abstract(int fd, const char *name, size_t name_len) {
+#ifdef __linux__
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    if (name_len + 1 > sizeof address.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    // The leading NUL of sun_path is what makes the address abstract; the name is not NUL-terminated.
+    memcpy(address.sun_path + 1, name, name_len);
+    socklen_t length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + name_len);
+    return connect(fd, (const struct sockaddr *)&address, length);
+#else
+    (void)fd;
+    (void)name;
+    (void)name_len;
+    errno = EAFNOSUPPORT;
+    return -1;
+#endif
+}
+
 int herald_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) {
 #ifdef __linux__
     struct ucred credentials;
@@ -149,6 +172,69 @@ ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt) {
     message.msg_iov = (struct iovec *)iov;
     message.msg_iovlen = iovcnt;
     return sendmsg(fd, &message, HERALD_SEND_FLAGS);
+}
+
+ssize_t herald_send_with_descriptors(int fd, const void *buffer, size_t length, const int *descriptors, int count) {
+    struct iovec iov = {.iov_base = (void *)buffer, .iov_len = length};
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    // Room for up to 253 descriptors, the most Linux passes in one message (SCM_MAX_FD).
+    union {
+        char bytes[CMSG_SPACE(sizeof(int) * 253)];
+        struct cmsghdr align;
+    } control;
+    if (count > 0) {
+        if (count > 253) {
+            errno = EINVAL;
+            return -1;
+        }
+        memset(&control, 0, sizeof control);
+        message.msg_control = control.bytes;
+        message.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)count);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)count);
+        memcpy(CMSG_DATA(header), descriptors, sizeof(int) * (size_t)count);
+    }
+    return sendmsg(fd, &message, HERALD_SEND_FLAGS);
+}
+
+ssize_t herald_receive_with_descriptors(int fd, void *buffer, size_t length, int *descriptors, int capacity,
+                                        int *count) {
+    struct iovec iov = {.iov_base = buffer, .iov_len = length};
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    union {
+        char bytes[CMSG_SPACE(sizeof(int) * 253)];
+        struct cmsghdr align;
+    } control;
+    message.msg_control = control.bytes;
+    message.msg_controllen = sizeof control.bytes;
+    int flags = 0;
+#ifdef MSG_CMSG_CLOEXEC
+    flags |= MSG_CMSG_CLOEXEC;
+#endif
+    ssize_t received = recvmsg(fd, &message, flags);
+    *count = 0;
+    if (received < 0) return received;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        size_t n = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        int *passed = (int *)CMSG_DATA(header);
+        for (size_t i = 0; i < n; i++) {
+            if (*count < capacity) {
+                descriptors[(*count)++] = passed[i];
+            } else {
+                close(passed[i]);
+            }
+        }
+    }
+    return received;
 }
 
 // MARK: - Timers
@@ -467,4 +553,12 @@ int herald_tcp_peer_address(int fd, char *buffer, size_t length) {
     }
     errno = EAFNOSUPPORT;
     return -1;
+}
+
+int herald_set_current_thread_name(const char *name) {
+#ifdef __APPLE__
+    return pthread_setname_np(name);
+#else
+    return pthread_setname_np(pthread_self(), name);
+#endif
 }

@@ -58,6 +58,28 @@ public enum UnixSocket {
         return socket
     }
 
+    /// Connects to the Linux abstract socket `name` (D-Bus's `unix:abstract=`): an address outside the file system,
+    /// given in `sun_path` after a leading NUL.
+    ///
+    /// - Parameter name: the abstract name, without the leading NUL; at most ``maximumPathLength`` bytes.
+    /// - Returns: a connected socket, BLOCKING and close-on-exec.
+    /// - Throws: ``SystemError`` whose operation names the address: ECONNREFUSED (nobody listens), ENAMETOOLONG,
+    ///   EAFNOSUPPORT on a system without abstract sockets.
+    public static func connect(abstract name: [UInt8]) throws(SystemError) -> FileDescriptor {
+        let printable = String(decoding: name, as: UTF8.self)
+        let socket = FileDescriptor(
+            owning: try completedSyscall("create a socket for @\(printable)") { herald_socket_unix_stream(0) }
+        )
+        _ = try completedSyscall("connect to abstract socket @\(printable)") {
+            name.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { chars in
+                    herald_connect_unix_abstract(socket.rawValue, chars.baseAddress, chars.count)
+                }
+            }
+        }
+        return socket
+    }
+
     /// Accepts one pending connection with accept4(2).
     ///
     /// - Parameter listener: a listening socket from ``listen(path:backlog:)``.

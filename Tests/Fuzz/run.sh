@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets and runs them for a bounded time: heraldd's input handling (frame) and the MQTT
-# bridge's packet decoder (mqtt), sharing FUZZ_SECONDS between them, half each.
+# Builds the libFuzzer targets and runs them for a bounded time: heraldd's input handling (frame), the MQTT
+# bridge's packet decoder (mqtt) and the D-Bus client's message decoder (dbus), sharing FUZZ_SECONDS between them,
+# a third each.
 #
 #   bash Tests/Fuzz/run.sh                  # FUZZ_SECONDS (default 60) of fuzzing in all
 #   FUZZ_SECONDS=600 bash Tests/Fuzz/run.sh
-#   FUZZ_TARGET=mqtt bash Tests/Fuzz/run.sh # one target only (frame or mqtt), for all of FUZZ_SECONDS
+#   FUZZ_TARGET=mqtt bash Tests/Fuzz/run.sh # one target only (frame, mqtt or dbus), for all of FUZZ_SECONDS
 #   bash Tests/Fuzz/run.sh path/to/crash-…  # replays inputs instead of fuzzing (exit 0: no crash), through
 #                                           # FUZZ_TARGET (default frame)
 #
 # SwiftPM cannot link a libFuzzer binary (it insists on a main), so this compiles the sources of
 # HeraldWire and HeraldBroker and the fuzzer into one module with swiftc directly (HeraldMQTT and its
-# fuzzer for mqtt). The checked-in corpus is only read: new inputs go to a scratch directory under
+# fuzzer for mqtt, HeraldDBus and its fuzzer for dbus). The checked-in corpus is only read: new inputs go to a scratch directory under
 # .build/fuzz/ (git-ignored). Exits non-zero on any crash, naming the reproducer. See Tests/Fuzz/README.md.
 set -euo pipefail
 # Crash reports come from libFuzzer and ASan; the Swift runtime's own backtracer can hang after them.
@@ -93,30 +94,36 @@ run() {
 
 target="${FUZZ_TARGET:-all}"
 case "$target" in
-    all | frame | mqtt) ;;
-    *) echo "fuzz: FUZZ_TARGET must be all, frame or mqtt, not $target" >&2; exit 64 ;;
+    all | frame | mqtt | dbus) ;;
+    *) echo "fuzz: FUZZ_TARGET must be all, frame, mqtt or dbus, not $target" >&2; exit 64 ;;
 esac
 
 if [[ $# -gt 0 ]]; then
     [[ $target == all ]] && target=frame
     if [[ $target == frame ]]; then
         build frame FrameFuzzer.swift Sources/HeraldWire Sources/HeraldBroker
-    else
+    elif [[ $target == mqtt ]]; then
         build mqtt MQTTFuzzer.swift Sources/HeraldMQTT
+    else
+        build dbus DBusFuzzer.swift Sources/HeraldDBus
     fi
     exec "$out_dir/$target/fuzzer" "$@"
 fi
 
+frame_seconds=0
+mqtt_seconds=0
+dbus_seconds=0
 if [[ $target == all ]]; then
-    # Half each, so CI's total stays FUZZ_SECONDS.
-    frame_seconds=$(( (seconds + 1) / 2 ))
-    mqtt_seconds=$(( seconds - frame_seconds ))
+    # A third each, so CI's total stays FUZZ_SECONDS.
+    frame_seconds=$(( (seconds + 2) / 3 ))
+    mqtt_seconds=$(( (seconds - frame_seconds + 1) / 2 ))
+    dbus_seconds=$(( seconds - frame_seconds - mqtt_seconds ))
 elif [[ $target == frame ]]; then
     frame_seconds=$seconds
-    mqtt_seconds=0
-else
-    frame_seconds=0
+elif [[ $target == mqtt ]]; then
     mqtt_seconds=$seconds
+else
+    dbus_seconds=$seconds
 fi
 if [[ $frame_seconds -gt 0 ]]; then
     build frame FrameFuzzer.swift Sources/HeraldWire Sources/HeraldBroker
@@ -125,5 +132,9 @@ fi
 if [[ $mqtt_seconds -gt 0 ]]; then
     build mqtt MQTTFuzzer.swift Sources/HeraldMQTT
     run mqtt "$fuzz_dir/mqtt-corpus" "$mqtt_seconds"
+fi
+if [[ $dbus_seconds -gt 0 ]]; then
+    build dbus DBusFuzzer.swift Sources/HeraldDBus
+    run dbus "$fuzz_dir/dbus-corpus" "$dbus_seconds"
 fi
 echo "fuzz: no crash in ${seconds}s"

@@ -3,7 +3,8 @@
 # systemd-socket-activate and systemd-analyze (systemd), dbus-daemon and dbus-monitor (dbus,
 # dbus-bin), gdbus (libglib2.0-bin), groff (groff-base), the shells the completions are for
 # (bash, zsh, fish), desktop-file-validate (desktop-file-utils) and mosquitto (the MQTT bridge's tests start
-# their own on a free port; the package's service, where it starts, is not used).
+# their own on a free port; the package's service, where it starts, is not used) and python3-dbusmock (the D-Bus
+# client's tests start its upower and logind templates on a private bus).
 # Debian and Ubuntu; run as root (CI is). `apt-get update` runs only when something is missing.
 set -eu
 
@@ -22,6 +23,8 @@ need zsh zsh
 need fish fish
 need desktop-file-validate desktop-file-utils
 need mosquitto mosquitto
+# python-dbusmock is a Python module, not a command: the D-Bus client's tests run `python3 -m dbusmock`.
+python3 -c 'import dbusmock' >/dev/null 2>&1 || missing="$missing python3-dbusmock"
 
 if [ -z "$missing" ]; then
     exit 0

@@ -39,6 +39,13 @@ int herald_bind_unix(int fd, const char *path, size_t path_len);
 /// Fails with ENAMETOOLONG when the path does not fit in sun_path with its NUL.
 int herald_connect_unix(int fd, const char *path, size_t path_len);
 
+/// Connects `fd` to the Linux abstract AF_UNIX address `name` (`name_len` bytes,
+/// which may hold NULs): sun_path starts with a NUL and the address length
+/// covers the name exactly, as D-Bus's `unix:abstract=` addresses need.
+/// Fails with ENAMETOOLONG when the name does not fit after the leading NUL,
+/// and with EAFNOSUPPORT where there is no abstract namespace (not Linux).
+int herald_connect_unix_abstract(int fd, const char *name, size_t name_len);
+
 /// The capacity of sockaddr_un.sun_path in bytes, including the NUL.
 size_t herald_sun_path_capacity(void);
 
@@ -54,6 +61,17 @@ ssize_t herald_send(int fd, const void *buffer, size_t length);
 /// sendmsg(2) of an iovec array with MSG_NOSIGNAL (see herald_send).
 ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt);
 
+/// sendmsg(2) of `length` bytes with `count` descriptors attached as one
+/// SCM_RIGHTS message, with MSG_NOSIGNAL (see herald_send). For D-Bus's unix
+/// fd passing: the descriptors travel with the message's first byte.
+ssize_t herald_send_with_descriptors(int fd, const void *buffer, size_t length, const int *descriptors, int count);
+
+/// recvmsg(2) into `buffer`, collecting up to `capacity` descriptors the peer
+/// attached (SCM_RIGHTS, received close-on-exec) into `descriptors` and their
+/// number into `*count`. Descriptors past `capacity` are closed. Returns the
+/// byte count, or -1 with errno.
+ssize_t herald_receive_with_descriptors(int fd, void *buffer, size_t length, int *descriptors, int capacity,
+                                        int *count);
 
 // MARK: - Timers
 
@@ -61,6 +79,12 @@ ssize_t herald_sendv(int fd, const struct iovec *iov, int iovcnt);
 /// late the kernel may wake a sleep to batch wake-ups: 50 us by default. Returns
 /// 0, or -1 with errno (ENOSYS where there is no such setting).
 int herald_set_timer_slack(unsigned long nanoseconds);
+
+// MARK: - Threads
+
+/// Names the calling thread (pthread_setname_np, which Glibc declares only
+/// under _GNU_SOURCE); Linux keeps 15 bytes. Returns 0 or an error number.
+int herald_set_current_thread_name(const char *name);
 
 // MARK: - Errors
 
