@@ -45,25 +45,25 @@ struct PluginFloodAndSessionTests {
 
         let stop = Atomic<Bool>(false)
         let pid = daemon.pid
-        let measuring = Task {
-            try await blocking { () throws -> Samples in
-                var samples = Samples()
-                let clock = ContinuousClock()
-                var request: UInt32 = 100
-                while !stop.load(ordering: .relaxed) {
-                    request += 1
-                    let sent = clock.now
-                    // Each wait is bounded by the clients' 10 s receive timeout: a stalled daemon fails the test.
-                    try publisher.post("flow.ping", "\(request)", request: request)
-                    while true {
-                        guard let frame = try subscriber.receive() else { throw TestFailure("subscriber closed") }
-                        if case .notify(let notify) = frame, notify.payload == Array("\(request)".utf8) { break }
-                    }
-                    samples.roundTrips.append(clock.now - sent)
-                    samples.maximumResident = max(samples.maximumResident, try DaemonProbe.residentBytes(of: pid))
+        // Started now, on a thread of its own: a task would wait for a pool thread, which a parallel run can delay
+        // until the flood is over, leaving nothing measured.
+        let measuring = StartedThread { () throws -> Samples in
+            var samples = Samples()
+            let clock = ContinuousClock()
+            var request: UInt32 = 100
+            while !stop.load(ordering: .relaxed) {
+                request += 1
+                let sent = clock.now
+                // Each wait is bounded by the clients' 10 s receive timeout: a stalled daemon fails the test.
+                try publisher.post("flow.ping", "\(request)", request: request)
+                while true {
+                    guard let frame = try subscriber.receive() else { throw TestFailure("subscriber closed") }
+                    if case .notify(let notify) = frame, notify.payload == Array("\(request)".utf8) { break }
                 }
-                return samples
+                samples.roundTrips.append(clock.now - sent)
+                samples.maximumResident = max(samples.maximumResident, try DaemonProbe.residentBytes(of: pid))
             }
+            return samples
         }
 
         let finished = try await watcher.waitFor("flood", "done", timeout: .seconds(300)) { $0.state == "stopped" }

@@ -3,6 +3,7 @@ import HeraldLaunch
 import HeraldPosix
 import HeraldTestSupport
 import HeraldWire
+import Synchronization
 
 /// What the reliability tests read about a live daemon process from /proc.
 enum DaemonProbe {
@@ -43,5 +44,47 @@ func blocking<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) a
         }
         thread.name = "test-blocking"
         thread.start()
+    }
+}
+
+/// Blocking work started on a thread of its own at once, for work that must overlap what the test does next (a
+/// measurement during a flood). `Task { try await blocking { … } }` would start it only once a pool thread is free
+/// to run the task, which a parallel run on two cores can delay past the event being measured.
+final class StartedThread<Value: Sendable>: Sendable {
+    private enum State {
+        case running
+        case waiting(CheckedContinuation<Value, any Error>)
+        case finished(Result<Value, any Error>)
+    }
+
+    private let state = Mutex(State.running)
+
+    /// Starts `body` now, on a new thread.
+    init(_ body: @escaping @Sendable () throws -> Value) {
+        let thread = Thread { [self] in
+            let result = Result { try body() }
+            let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in
+                defer { state = .finished(result) }
+                if case .waiting(let continuation) = state { return continuation }
+                return nil
+            }
+            waiter?.resume(with: result)
+        }
+        thread.name = "test-blocking"
+        thread.start()
+    }
+
+    /// What `body` returned or threw, once it has.
+    var value: Value {
+        get async throws {
+            try await withCheckedThrowingContinuation { continuation in
+                let result = state.withLock { state -> Result<Value, any Error>? in
+                    if case .finished(let result) = state { return result }
+                    state = .waiting(continuation)
+                    return nil
+                }
+                if let result { continuation.resume(with: result) }
+            }
+        }
     }
 }

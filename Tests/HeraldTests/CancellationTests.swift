@@ -85,9 +85,9 @@ import Testing
             let started = clock.now
             await herald.close()
             let took = clock.now - started
-            // Alone it takes about 0.2 s. A parallel run on two cores can hold the pool's threads for seconds, so the bound
-        // is a third of the 30 s request timeout, which the old code waited out in full.
-        #expect(took < .seconds(10), "close() took \(took)")
+            // Alone it takes about 0.2 s. A parallel run on two cores can hold the pool's threads for seconds, so the
+            // bound is a third of the 30 s request timeout, which the old code waited out in full.
+            #expect(took < .seconds(10), "close() took \(took)")
             #expect(await ends(stream))
             // Each thread ends right after it lets its waiters go.
             #expect(try await eventually { executor.threads.load(ordering: .relaxed) == 0 })

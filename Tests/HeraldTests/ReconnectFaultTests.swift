@@ -34,7 +34,9 @@ import Testing
         #expect(try await eventually(timeout: .seconds(60)) { standIn.accepted >= 5 && herald.isConnected })
         #expect(await takesReconnectedNotice(stream))
         let last = standIn.accepted - 1
-        #expect(try await eventually(timeout: .seconds(60)) { standIn.subscriptions(onConnection: last) == ["fault.*"] })
+        #expect(
+            try await eventually(timeout: .seconds(60)) { standIn.subscriptions(onConnection: last) == ["fault.*"] }
+        )
         #expect(stream.endReason == nil)
         await herald.close()
         #expect(await ends(stream))
@@ -134,7 +136,11 @@ import Testing
         #expect(connections <= 2, "\(connections) connections held")
         #expect(threads <= 1, "\(threads) threads running")
         await herald.close()
-        #expect(try await eventually(timeout: .seconds(60)) { resources(executor).threads == 0 && standIn.openConnections == 0 })
+        #expect(
+            try await eventually(timeout: .seconds(60)) {
+                resources(executor).threads == 0 && standIn.openConnections == 0
+            }
+        )
         #expect(resources(executor).connections <= 1)
     }
 
@@ -169,7 +175,11 @@ import Testing
         standIn.dropConnections()
         #expect(try await eventually(timeout: .seconds(60)) { standIn.accepted >= 3 && herald.isConnected })
         #expect(await takesReconnectedNotice(stream))
-        #expect(try await eventually(timeout: .seconds(60)) { standIn.subscriptions(onConnection: standIn.accepted - 1) == ["reset"] })
+        #expect(
+            try await eventually(timeout: .seconds(60)) {
+                standIn.subscriptions(onConnection: standIn.accepted - 1) == ["reset"]
+            }
+        )
         await herald.close()
     }
 
