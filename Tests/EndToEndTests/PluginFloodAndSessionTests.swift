@@ -37,16 +37,10 @@ struct PluginFloodAndSessionTests {
         _ = try subscriber.receive()
         let baseline = try DaemonProbe.residentBytes(of: daemon.pid)
 
-        let clock = ContinuousClock()
-        let began = clock.now
-        let cpuBefore = try DaemonProbe.cpuSeconds(of: daemon.pid)
-        #expect(try await PluginProbe.command(daemon, ["start", "flood"]).status == 0)
-        try await watcher.waitFor("flood", "running") { $0.state == "running" }
-
         let stop = Atomic<Bool>(false)
         let pid = daemon.pid
-        // Started now, on a thread of its own: a task would wait for a pool thread, which a parallel run can delay
-        // until the flood is over, leaving nothing measured.
+        // Measured from before the flood starts, on a thread started now: a task, or one started after the awaits
+        // below, would wait for a pool thread, which a parallel run can delay until the flood is over.
         let measuring = StartedThread { () throws -> Samples in
             var samples = Samples()
             let clock = ContinuousClock()
@@ -65,6 +59,12 @@ struct PluginFloodAndSessionTests {
             }
             return samples
         }
+
+        let clock = ContinuousClock()
+        let began = clock.now
+        let cpuBefore = try DaemonProbe.cpuSeconds(of: daemon.pid)
+        #expect(try await PluginProbe.command(daemon, ["start", "flood"]).status == 0)
+        try await watcher.waitFor("flood", "running") { $0.state == "running" }
 
         let finished = try await watcher.waitFor("flood", "done", timeout: .seconds(300)) { $0.state == "stopped" }
         let floodTime = clock.now - began

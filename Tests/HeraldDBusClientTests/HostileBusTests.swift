@@ -186,7 +186,9 @@ import Testing
         #expect(signals.droppedCount == count - 16)
         #expect(client.disconnections.count == 0)
         // About 100 MB went through; the client holds its 64 KiB read buffer, the decoder and 16 buffered signals.
+        // The RSS is the whole test process's, which a parallel run's other tests grow too (33 MiB seen in one), so
+        // the bound is 64 MiB: the million signals kept would be several times that.
         let grown = Self.residentKiB() - before
-        #expect(grown < 32 * 1024, "RSS grew by \(grown) KiB")
+        #expect(grown < 64 * 1024, "RSS grew by \(grown) KiB")
     }
 }
