@@ -34,7 +34,9 @@ import Testing
             let (error, returnedAt) = await posting.value
             daemon.process.signal(SIGCONT)
             #expect(error?.code == .cancelled)
-            #expect(returnedAt - cancelledAt < .milliseconds(100), "returned \(returnedAt - cancelledAt) after")
+            // The 100 ms holds alone; a whole parallel run on two cores, with other builds beside it, took
+            // 134 ms. The old code waited out the 30 s request timeout.
+            #expect(returnedAt - cancelledAt < .seconds(1), "returned \(returnedAt - cancelledAt) after")
             try await herald.flush()
             #expect(herald.isConnected)
             await herald.close()
@@ -65,7 +67,9 @@ import Testing
             let (error, returnedAt) = await flushing.value
             daemon.process.signal(SIGCONT)
             #expect(error?.code == .cancelled)
-            #expect(returnedAt - cancelledAt < .milliseconds(100), "returned \(returnedAt - cancelledAt) after")
+            // The 100 ms holds alone; a whole parallel run on two cores, with other builds beside it, took
+            // 134 ms. The old code waited out the 30 s request timeout.
+            #expect(returnedAt - cancelledAt < .seconds(1), "returned \(returnedAt - cancelledAt) after")
             try await herald.flush()
             await herald.close()
         }
