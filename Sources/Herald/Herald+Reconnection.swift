@@ -105,6 +105,11 @@ extension Herald {
         watch(connection, generation: generation)
         do throws(HeraldError) {
             try await prepare(connection)
+        } catch let error where error.code == .refused {
+            // The new daemon refused the will (its --max-wills, a name its rules refuse) and answered on a live
+            // connection: nobody awaits this registration, so the streams go on without the will rather than
+            // retrying a refusal forever.
+            options.logger?.log(.warning, "heraldd refused the will on reconnection, going on without it: \(error)")
         } catch {
             options.logger?.debug("reconnecting to heraldd failed: \(error)")
             // Every connection an attempt opens is closed when the attempt fails: its socket and reader thread.

@@ -22,8 +22,13 @@ struct PresenceReporter: Sendable {
         }
         do {
             // Both subscriptions are live before the retained state is read, so no transition falls in between.
-            let resigned = try await herald.notifications(matching: "session.willResignActive")
-            let activated = try await herald.notifications(matching: "session.didBecomeActive")
+            let resigned = try await follow("session.willResignActive", on: herald)
+            let activated = try await follow("session.didBecomeActive", on: herald)
+            if resigned == nil, activated == nil {
+                output.notice("presence is off: neither session subscription was accepted")
+                await herald.close()
+                return
+            }
             let retained: HeraldNotification?
             do {
                 retained = try await herald.retainedValue(of: "session.state")
@@ -40,8 +45,8 @@ struct PresenceReporter: Sendable {
             )
             // Two loops, as in the book: each waits on its own sequence, so they must run in parallel.
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await follow(resigned, as: .away, tracker) }
-                group.addTask { await follow(activated, as: .active, tracker) }
+                if let resigned { group.addTask { await follow(resigned, as: .away, tracker) } }
+                if let activated { group.addTask { await follow(activated, as: .active, tracker) } }
             }
             if !Task.isCancelled {
                 output.notice("presence is off: heraldd went away")
@@ -50,6 +55,22 @@ struct PresenceReporter: Sendable {
             output.notice("presence is off: \(error.message)")
         }
         await herald.close()
+    }
+
+    /// Subscribes to `name`; a refusal (heraldd's subscription limit reached) is noticed and the other transition is
+    /// still followed, as the connection and its other subscriptions go on.
+    ///
+    /// - Returns: the notifications, or nil when heraldd refused the subscription.
+    /// - Throws: `HeraldError` when the connection failed.
+    private func follow(_ name: String, on herald: Herald) async throws(HeraldError) -> HeraldNotifications? {
+        do throws(HeraldError) {
+            return try await herald.notifications(matching: name)
+        } catch let error where error.code == .refused || error.code == .tooManySubscriptions {
+            // tooManySubscriptions is the library's own check of heraldd's limit from WELCOME: the same answer,
+            // given before the request is sent.
+            output.notice("presence: cannot follow \(name) (\(error.message))")
+            return nil
+        }
     }
 
     private func follow(_ notifications: HeraldNotifications, as presence: Presence, _ tracker: Tracker) async {

@@ -264,7 +264,13 @@ public final class Bridge {
     /// The least number of notifications the inbox holds for the loop.
     static let inboxLimit = 10_000
     /// The payload bytes of QoS 0 messages that may wait to be imported (`ImportBacklog`).
-    static let importByteLimit = 64 << 20
+    ///
+    /// Bounded in time as well as memory: every message waiting is posted before one read after it, so this is the
+    /// delay a flood of large messages adds to the next remote post. 64 MiB of 60 KB messages took 1 to 2.7 s to
+    /// post on a loaded 2-core machine (a debug build, MQTTBridgeFloodTests), past the 1 s a remote post may take;
+    /// 4 MiB is a sixteenth of that. A flood larger than heraldd takes in is dropped as it is read either way, and
+    /// counted (`importDropped`); this only says how much of it waits.
+    static let importByteLimit = 4 << 20
 
     var qos: QoS { options.qos == 0 ? .atMostOnce : .atLeastOnce }
 

@@ -67,6 +67,8 @@ extension TCPSocket {
         default:
             return nil
         }
-        return String(cString: text)
+        // inet_ntop wrote a NUL-terminated ASCII address: decode the bytes before it.
+        let length = text.firstIndex(of: 0) ?? text.count
+        return String(decoding: text[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

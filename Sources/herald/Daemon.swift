@@ -31,7 +31,13 @@ enum Daemon {
         do throws(HeraldError) {
             herald = try await Herald.connect(
                 socketPath: socketPath(explicit: socket),
-                options: Herald.Options(clientName: clientName, reconnects: reconnects, will: will)
+                options: Herald.Options(
+                    clientName: clientName,
+                    // What goes wrong while reconnecting has no caller to throw to: a warning on stderr says it.
+                    logger: reconnects ? .standardError(label: "herald", level: .warning) : nil,
+                    reconnects: reconnects,
+                    will: will
+                )
             )
         } catch {
             throw CommandFailure(error)

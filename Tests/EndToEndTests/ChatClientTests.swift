@@ -54,6 +54,26 @@ import Testing
         #expect(!chatMessages(alice.stdoutLines).contains { $0.text == "alice went away" })
     }
 
+    @Test func aRefusedSubscriptionLeavesPresenceFollowingTheOtherTransition() async throws {
+        // One subscription per connection: the reporter's second is refused (by the library, from WELCOME's limit),
+        // and its first goes on.
+        let daemon = try await TestDaemon.start(arguments: ["--max-subscriptions", "1"])
+        let server = try await ChatServerProcess.start()
+        let bob = try startChatClient("bob", server: server)
+        try await bob.waitForStdoutLine(containing: "bob connected")
+        let alice = try startChatClient("alice", server: server, ["--socket", daemon.socketPath])
+        try await alice.waitForStdoutLine(containing: "cannot follow session.didBecomeActive")
+        try await alice.waitForStdoutLine(containing: "presence is on")
+        #expect(alice.stdoutLines.contains { $0.contains("1 of the 1 subscriptions") }, "\(alice.stdoutLines)")
+
+        // After the refusal, a transition still reaches the room: the reporter and its connection went on.
+        try await post(daemon, "session.willResignActive")
+        try await bob.waitForStdoutLine(containing: "alice went away")
+        #expect(!alice.stdoutLines.contains { $0.contains("presence is off") }, "\(alice.stdoutLines)")
+        alice.writeStdin("/quit\n")
+        #expect(try await alice.waitForExit() == 0)
+    }
+
     @Test func withoutHeralddChatWorksAndOneNoticeSaysPresenceIsOff() async throws {
         let directory = TemporaryDirectory()
         let server = try await ChatServerProcess.start()

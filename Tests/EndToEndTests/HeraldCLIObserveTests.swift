@@ -203,4 +203,19 @@ import Testing
         #expect(result.stdout.isEmpty)
         #expect(result.stderr == "Error: timed out after 0.2 seconds waiting for a post to never.posted\n")
     }
+
+    @Test func waitAndObserveAnswerARefusedSubscriptionWithItsCodeAndExitOne() async throws {
+        // A name past the daemon's --max-name-bytes: heraldd refuses the subscription, the one request wait makes.
+        let daemon = try await TestDaemon.start(arguments: ["--max-name-bytes", "8"])
+        let waited = try await CLI.run(["wait", "job.finished", "--timeout", "5"], daemon: daemon)
+        #expect(waited.status == 1)
+        #expect(waited.stderr.contains("heraldd refused the request: INVALID_PATTERN"), "\(waited.stderr)")
+        let observed = try await CLI.run(["observe", "job.*", "job.finished", "--timeout", "5"], daemon: daemon)
+        #expect(observed.status == 1)
+        #expect(observed.stderr.contains("INVALID_PATTERN"), "\(observed.stderr)")
+        // The refusals cost nobody else: a subscriber started afterwards gets a post.
+        let waiter = try await CLI.startSubscribed(["wait", "--json", "job.done"], daemon: daemon)
+        try await CLI.post(["job.done", "id=1"], daemon: daemon)
+        #expect(try await waiter.waitForExit() == 0)
+    }
 }

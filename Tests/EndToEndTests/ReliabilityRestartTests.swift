@@ -27,6 +27,28 @@ struct ReliabilityRestartTests {
         #expect(try await observer.waitForExit() == 130)
     }
 
+    @Test func observeReconnectGoesOnWhenTheNewDaemonRefusesItsWill() async throws {
+        let directory = TemporaryDirectory()
+        let first = try await TestDaemon.start(directory: directory)
+        let observer = try ChildProcess(
+            TestBinaries.path("herald"),
+            ["observe", "restart.*", "--json", "--reconnect", "--ready", "--will", "presence.observer"],
+            environment: first.environment
+        )
+        try await observer.waitForStderrLine(containing: "ready")
+        try await first.stop(signal: SIGKILL)
+        // The next heraldd holds no wills at all: it refuses the will the reconnection registers again.
+        let second = try await TestDaemon.start(arguments: ["--max-wills", "0"], directory: directory)
+        try await observer.waitForStderrLine(containing: "TOO_MANY_WILLS")
+        try await observer.waitForStdoutLine(containing: #"{"notice":"reconnected"}"#)
+        // After the refusal the observer still prints what is posted: it did not give up, nor retry the refusal.
+        #expect(try await run("herald", ["post", "restart.back", "k=v"], environment: second.environment).status == 0)
+        try await observer.waitForStdoutLine(containing: #""name":"restart.back""#)
+        #expect(observer.stderrLines.filter { $0.contains("refused the will") }.count == 1, "\(observer.stderr)")
+        observer.signal(SIGINT)
+        #expect(try await observer.waitForExit() == 130)
+    }
+
     @Test func aKilledObserversWillIsPostedAndRetained() async throws {
         let daemon = try await TestDaemon.start()
         let watcher = try await Herald.connect(socketPath: daemon.socketPath)

@@ -14,8 +14,12 @@ struct SessionHookTests {
         let hook: ChildProcess
         let environment: [String: String?]
 
-        static func start(sessionID: String = "c7", extraEnvironment: [String: String?] = [:]) async throws -> Session {
-            let daemon = try await TestDaemon.start()
+        static func start(
+            sessionID: String = "c7",
+            extraEnvironment: [String: String?] = [:],
+            daemonArguments: [String] = []
+        ) async throws -> Session {
+            let daemon = try await TestDaemon.start(arguments: daemonArguments)
             let bus = try await SessionBus.start(socketPath: daemon.directory.file("bus"))
             let observer = try ChildProcess(
                 TestBinaries.path("herald"),
@@ -186,6 +190,34 @@ struct SessionHookTests {
         #expect(names == ["session.willResignActive", "session.didBecomeActive", "session.testDone"], "\(names)")
         let usage = try ChildProcess(sh, [hookPath, "sideways"], environment: session.environment)
         #expect(try await usage.waitForExit() == 64)
+        try await session.stop()
+    }
+
+    @Test func aRefusedStateStoreLeavesTheHookWatchingAndPosting() async throws {
+        // A retained store too small for session.state: heraldd refuses every store of it (TOO_MANY_RETAINED_BYTES).
+        let session = try await Session.start(daemonArguments: ["--max-retained-bytes", "16"])
+        let bus = session.bus
+        let screenSaver = "/org/freedesktop/ScreenSaver"
+        // Lock, unlock, lock: each store is refused, and each transition is still posted.
+        try await bus.emit(objectPath: screenSaver, signal: "org.freedesktop.ScreenSaver.ActiveChanged", ["true"])
+        try await session.observer.waitForStdoutLine(containing: "session.willResignActive")
+        try await bus.emit(objectPath: screenSaver, signal: "org.freedesktop.ScreenSaver.ActiveChanged", ["false"])
+        try await session.observer.waitForStdoutLine(containing: "session.didBecomeActive")
+        try await bus.emit(objectPath: screenSaver, signal: "org.freedesktop.ScreenSaver.ActiveChanged", ["true"])
+        try await session.waitForHook("posted session.willResignActive", count: 2)
+        try await session.sync("testDone")
+
+        let names = session.observedNames
+        #expect(
+            names == [
+                "session.willResignActive", "session.didBecomeActive", "session.willResignActive", "session.testDone",
+            ],
+            "\(names)"
+        )
+        // Every store was refused, with the reason on the hook's stderr, and the hook is still watching.
+        #expect(session.hook.stderr.contains("TOO_MANY_RETAINED_BYTES"), "\(session.hook.stderr)")
+        #expect(session.hook.stderrLines.filter { $0.contains("cannot store session.state") }.count >= 3)
+        #expect(session.hook.exitStatus == nil)
         try await session.stop()
     }
 
