@@ -186,9 +186,14 @@ import Testing
         #expect(signals.droppedCount == count - 16)
         #expect(client.disconnections.count == 0)
         // About 100 MB went through; the client holds its 64 KiB read buffer, the decoder and 16 buffered signals.
-        // The RSS is the whole test process's, which a parallel run's other tests grow too (33 MiB seen in one), so
-        // the bound is 64 MiB: the million signals kept would be several times that.
+        // The RSS is the whole test process's, which the other tests of a parallel run grow as well (by 90 MB in
+        // one), so the bound is checked where the test has the process to itself: .ci/run runs it alone with
+        // HERALD_TEST_ALONE=1. In the whole run the exact drop count above shows the buffer held to 16.
         let grown = Self.residentKiB() - before
-        #expect(grown < 64 * 1024, "RSS grew by \(grown) KiB")
+        if ProcessInfo.processInfo.environment["HERALD_TEST_ALONE"] == "1" {
+            #expect(grown < 32 * 1024, "RSS grew by \(grown) KiB")
+        } else {
+            print("floodOfAMillionSignals: RSS grew by \(grown) KiB (checked only with HERALD_TEST_ALONE=1)")
+        }
     }
 }
