@@ -321,6 +321,7 @@ extension Broker {
             retainedBytes += Self.retainedCost(name: name, payloadCount: notify.payload.count)
             retainedLog.append(sequence: notify.sequence, name: name)
         }
+        journalRetained(notify)
         let values = retained
         retainedLog.compact(current: values.count) { values[$0.name]?.notify.sequence == $0.sequence }
     }
@@ -447,7 +448,10 @@ extension Broker {
     private mutating func handleWill(_ will: Frame.Will, on id: ConnectionID) -> Action {
         let current = connections[id.rawValue]!.will
         if will.name.isEmpty {
-            if let current { charge(current, -1) }
+            if let current {
+                charge(current, -1)
+                willEnded(connections[id.rawValue]!.willID)
+            }
             connections[id.rawValue]!.will = nil
         } else {
             if let error = refusal(
@@ -462,9 +466,13 @@ extension Broker {
             if let error = willRefusal(will, replacing: current) {
                 return fail(id, error)
             }
-            if let current { charge(current, -1) }
+            if let current {
+                charge(current, -1)
+                willEnded(connections[id.rawValue]!.willID)
+            }
             charge(will, 1)
             connections[id.rawValue]!.will = will
+            willRegistered(will, on: id)
         }
         enqueueControl(.ack(Frame.Ack(request: will.request, sequence: lastSequence)), to: id)
         return .none
@@ -508,7 +516,10 @@ extension Broker {
             return fail(id, error)
         }
         mailboxes[id.rawValue].isMonitor = true
-        if let will = connections[id.rawValue]!.will.take() { charge(will, -1) }
+        if let will = connections[id.rawValue]!.will.take() {
+            charge(will, -1)
+            willEnded(connections[id.rawValue]!.willID)
+        }
         addSubscription(monitor.request, Self.everything, .dropOldest, on: id)
         enqueueControl(.ack(Frame.Ack(request: monitor.request, sequence: lastSequence)), to: id)
         return .none
