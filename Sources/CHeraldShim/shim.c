@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -467,4 +468,14 @@ int herald_tcp_peer_address(int fd, char *buffer, size_t length) {
     }
     errno = EAFNOSUPPORT;
     return -1;
+}
+
+int herald_memfd_create(const char *name) {
+#if defined(__linux__)
+    return memfd_create(name, MFD_CLOEXEC);
+#else
+    (void)name;
+    errno = ENOSYS;
+    return -1;
+#endif
 }

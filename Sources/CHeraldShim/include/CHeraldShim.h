@@ -338,6 +338,12 @@ pid_t herald_wait_child(pid_t which, int32_t *code, int32_t *signal);
 /// expect, the daemon never does.
 int herald_pipe(int fds[2], int nonblocking_read);
 
+// MARK: - Memory files
+
+/// memfd_create(name, MFD_CLOEXEC): an anonymous file in memory for heraldd's
+/// state log, which Glibc declares only under _GNU_SOURCE, out of Swift's view.
+int herald_memfd_create(const char *name);
+
 #ifdef __cplusplus
 }
 #endif
