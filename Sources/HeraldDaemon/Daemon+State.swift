@@ -2,72 +2,100 @@ import HeraldBroker
 import HeraldPosix
 
 /// heraldd's durable state: the retained values and the wills (registered and pending) in an append-only log of
-/// checksummed records (HeraldBroker's ``StateLog``), in `--state-file` (by default `SOCKET.state`, beside the
-/// socket, on the session's tmpfs).
+/// checksummed records (HeraldBroker's ``StateLog``): a memfd in systemd's descriptor store when there is one, else
+/// `--state-file` (by default `SOCKET.state`, beside the socket, on the session's tmpfs). See ``StateStore``.
 ///
 /// A record is written before anything of its turn is sent: a retained value is in the log before its `ACK`, a will
 /// marked posted before its post is delivered. One `pwrite` a turn that changed the state, no `fsync`: the log is on
 /// a tmpfs or in memory, which lives as long as the session. At start the log is replayed up to its last good
-/// record and rewritten compacted; one that cannot be used is renamed aside, and heraldd starts empty. It never
-/// refuses to start for its state.
+/// record and rewritten compacted; one that cannot be used is renamed aside (or dropped from the store), and heraldd
+/// starts empty. It never refuses to start for its state.
 extension Daemon {
     /// Replays the state log into the broker and starts journalling: before the first connection is read.
     mutating func openState() {
+        let notifier = StateStore.descriptorStore()
         let path = options.statePath
-        let bytes: [UInt8]
-        do {
-            let existing = try LogFile.open(path: path)
-            bytes = try existing.readAll(limit: StateStore.readLimit)
-        } catch {
-            logger.error("state: cannot read \(path): \(error); starting empty, and keeping no state")
-            return
-        }
         var replay = StateLog.Replay()
-        do {
-            replay = try StateLog.replay(bytes)
-        } catch {
-            let aside = path + ".unusable"
+        var source = path
+        var generation = 0
+        var found = false
+        // The newest usable log systemd kept; the others are dropped once the new one is stored.
+        let stored = storedState.sorted {
+            (StateStore.generation(of: $0.name) ?? -1) > (StateStore.generation(of: $1.name) ?? -1)
+        }
+        for passed in stored {
+            generation = max(generation, StateStore.generation(of: passed.name) ?? 0)
+            guard !found else { continue }
+            let name = "the stored \(passed.name)"
             do {
-                try LogFile.rename(path, to: aside)
-                logger.error("state: \(path) is not a state log (\(error)); renamed it to \(aside), starting empty")
+                let log = try LogFile(adopting: FileDescriptor(owning: passed.rawValue))
+                replay = try replayed(try log.readAll(limit: StateStore.readLimit), from: name)
+                found = true
+                source = name
             } catch {
-                logger.error("state: \(path) is not a state log, and cannot be renamed aside: \(error)")
+                logger.error("state: cannot use \(name) (\(error)); dropping it")
             }
         }
-        if let damage = replay.damage {
-            logger.warning(
-                "state: \(path) is damaged at byte \(replay.validLength) of \(bytes.count) (\(damage)); recovered the "
-                    + "\(replay.records) records before it"
-            )
+        if !found {
+            do {
+                let existing = try LogFile.open(path: path, create: false)
+                replay = try replayed(try existing.readAll(limit: StateStore.readLimit), from: path)
+            } catch let error as StateLog.Unusable {
+                let aside = path + ".unusable"
+                do {
+                    try LogFile.rename(path, to: aside)
+                    logger.error("state: \(path) is not a state log (\(error)); renamed it to \(aside), starting empty")
+                } catch {
+                    logger.error("state: \(path) is not a state log, and cannot be renamed aside: \(error)")
+                }
+            } catch let error as SystemError where error.errno == .noEntry {
+                // No log yet: a first start.
+            } catch {
+                logger.error("state: cannot read \(path): \(error); starting empty")
+            }
         }
         let counts = broker.restore(replay.state, monotonicNow: SystemClock.monotonicNanoseconds())
         if counts.restored > 0 || counts.leftOut > 0 {
             logger.notice(
                 "state: restored \(replay.state.retained.count) retained values and \(replay.state.wills.count) wills "
-                    + "from \(path)"
-                    + (counts.leftOut > 0 ? "; left out \(counts.leftOut) past the bounds" : "")
+                    + "from \(source)" + (counts.leftOut > 0 ? "; left out \(counts.leftOut) past the bounds" : "")
             )
         }
         restoredPluginRecord = replay.state.plugins
         // A fresh, compacted log: nothing past a damaged record survives to hide later appends behind it.
+        let place: StateStore.Place = notifier.map { .store($0, generation: generation) } ?? .file(path: path)
         do {
-            let state = broker.durableState()
             var compacted = StateLog.header
-            for record in state.snapshot { record.encode(into: &compacted) }
+            for record in broker.durableState().snapshot { record.encode(into: &compacted) }
             if let plugins = replay.state.plugins { StateRecord.plugins(plugins).encode(into: &compacted) }
-            let fresh = path + ".new"
-            FileSystem.remove(fresh)
-            let log = try LogFile.open(path: fresh)
-            try log.append(compacted)
-            try LogFile.rename(fresh, to: path)
-            self.state = StateStore(path: path, log: log)
+            let copy = try StateStore.makeLog(for: place)
+            try copy.append(compacted)
+            let state = StateStore(place: place, log: copy)
+            try state.install(copy)
+            for passed in stored where passed.name != "\(StateStore.storedName)-\(generation + 1)" {
+                try? notifier?.removeStored(name: passed.name)
+            }
+            self.state = state
             broker.keepsStateLog = true
+            logger.info("state: kept in \(state.description)")
             if let due = broker.nextWillDeadline {
                 willTimer = loop.schedule(.wills, at: due)
             }
         } catch {
-            logger.error("state: cannot write \(path): \(error); keeping no state")
+            logger.error("state: cannot write a state log (\(error)); keeping no state")
         }
+    }
+
+    /// Replays a log's bytes, saying where it is damaged.
+    private func replayed(_ bytes: [UInt8], from source: String) throws(StateLog.Unusable) -> StateLog.Replay {
+        let replay = try StateLog.replay(bytes)
+        if let damage = replay.damage {
+            logger.warning(
+                "state: \(source) is damaged at byte \(replay.validLength) of \(bytes.count) (\(damage)); recovered "
+                    + "the \(replay.records) records before it"
+            )
+        }
+        return replay
     }
 
     /// Writes the records of the turn so far, before its output is sent.
@@ -86,12 +114,12 @@ extension Daemon {
             }
         }
         if let failure {
-            if !state.failing { logger.error("state: cannot append to \(state.path): \(failure)") }
+            if !state.failing { logger.error("state: cannot append to \(state.description): \(failure)") }
             state.failing = true
             return
         }
         if state.failing {
-            logger.notice("state: appending to \(state.path) again")
+            logger.notice("state: appending to \(state.description) again")
             state.failing = false
         }
         if state.compaction == nil && state.log.length > 2 * broker.durableBytes + Self.compactionSlack {
@@ -104,18 +132,16 @@ extension Daemon {
     static let compactionSlack = 1 << 20
 
     private mutating func beginCompaction(_ state: StateStore) {
-        let fresh = state.path + ".new"
         do {
-            FileSystem.remove(fresh)
-            let log = try LogFile.open(path: fresh)
+            let log = try state.makeCopy()
             var first = StateLog.header
             for record in broker.durableWills() { record.encode(into: &first) }
             if let plugins = restoredPluginRecord { StateRecord.plugins(plugins).encode(into: &first) }
             try log.append(first)
-            state.compaction = StateStore.Compaction(path: fresh, log: log, names: broker.retainedNames())
+            state.compaction = StateStore.Compaction(log: log, names: broker.retainedNames())
             loop.schedule(.stateCompaction, at: 0)
         } catch {
-            logger.error("state: cannot compact \(state.path): \(error)")
+            logger.error("state: cannot compact \(state.description): \(error)")
         }
     }
 
@@ -135,12 +161,11 @@ extension Daemon {
                 return
             }
             let before = state.log.length
-            try LogFile.rename(compaction.path, to: state.path)
-            state.log = compaction.log
             state.compaction = nil
-            logger.info("state: compacted \(state.path) from \(before) to \(state.log.length) bytes")
+            try state.install(compaction.log)
+            logger.info("state: compacted \(state.description) from \(before) to \(state.log.length) bytes")
         } catch {
-            logger.error("state: cannot compact \(state.path): \(error)")
+            logger.error("state: cannot compact \(state.description): \(error)")
             state.compaction = nil
         }
     }

@@ -110,6 +110,8 @@ struct Daemon: ~Copyable {
     var framesLastTurn = 0
     /// The state log (Daemon+State), nil when it cannot be written.
     var state: StateStore?
+    /// The state logs systemd passed back from its descriptor store, for ``openState()``.
+    var storedState: [SystemdActivation.StoredDescriptor] = []
     /// The plugins record the state log held at start, carried into its compacted copies.
     var restoredPluginRecord: [UInt8]?
     /// When the last blocking wait for events returned (not a check that did not block), for ``waitForEvents()``.
@@ -137,7 +139,12 @@ struct Daemon: ~Copyable {
         // Under socket activation systemd has bound the socket and owns its path, which is then the daemon's path
         // whatever the options say: the directory is still checked and the lock taken, so a daemon started by hand
         // refuses, but the socket is neither probed nor replaced.
-        var activated = try Self.takeSocketFromSystemd(configuredPath: options.socketPath, logger: logger)
+        var stored: [SystemdActivation.StoredDescriptor] = []
+        var activated = try Self.takeSocketFromSystemd(
+            configuredPath: options.socketPath,
+            logger: logger,
+            stored: &stored
+        )
         let path = activated?.path ?? options.socketPath
         do {
             try SocketDirectory.prepare(forSocketAt: path)
@@ -184,6 +191,7 @@ struct Daemon: ~Copyable {
             listener: listener,
             loop: loop
         )
+        storedState = stored
     }
 
     private init(

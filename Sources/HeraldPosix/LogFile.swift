@@ -27,12 +27,13 @@ public final class LogFile {
         length = Int(status.st_size)
     }
 
-    /// Opens (creating, mode 0600) the file `path`, refusing a symbolic link.
+    /// Opens the file `path`, refusing a symbolic link.
     ///
-    /// - Throws: ``SystemError``.
-    public static func open(path: String) throws(SystemError) -> LogFile {
+    /// - Parameter create: Whether to create it (mode 0600) when it does not exist.
+    /// - Throws: ``SystemError``; ENOENT when it does not exist and `create` is false.
+    public static func open(path: String, create: Bool = true) throws(SystemError) -> LogFile {
         let raw = try completedSyscall("open \(path)") {
-            Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            Glibc.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0o600)
         }
         return try LogFile(adopting: FileDescriptor(owning: raw))
     }

@@ -141,3 +141,23 @@ struct StateRestartTests {
         #expect(try await run("herald", ["get", "fresh.value"], environment: again.environment).stdout == "1\n")
     }
 }
+
+extension StateRestartTests {
+    /// A log grown past twice its state and 1 MiB is compacted within the loop, and the value is still there after
+    /// a SIGKILL.
+    @Test func aGrownLogIsCompactedAndKeepsTheNewestValue() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("state.log")
+        let first = try await TestDaemon.start(arguments: ["--state-file", path], directory: directory)
+        let writer = try WireClient.ready(socketPath: first.socketPath)
+        let filler = String(repeating: "x", count: 8000)
+        for index in 0..<300 { try writer.post("grow.value", "\(index) \(filler)", retain: true) }
+        try writer.post("grow.value", "last", retain: true)
+        _ = try await first.process.waitForStderrLine(containing: "state: compacted")
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        #expect(size < 1 << 20, "the compacted log holds \(size) bytes")
+        try await first.stop(signal: SIGKILL)
+        let second = try await TestDaemon.start(arguments: ["--state-file", path], directory: directory)
+        #expect(try await run("herald", ["get", "grow.value"], environment: second.environment).stdout == "last\n")
+    }
+}
