@@ -13,6 +13,10 @@ import HeraldPosix
 extension Daemon {
     /// Replays the state log into the broker and starts journalling: before the first connection is read.
     mutating func openState() {
+        guard options.keepsState else {
+            logger.info("state: none kept (--no-state)")
+            return
+        }
         let notifier = StateStore.descriptorStore()
         let path = options.statePath
         var replay = StateLog.Replay()

@@ -9,6 +9,8 @@ struct DaemonOptions {
     /// Whether the path came from `--socket` (for messages only: the directory rules are the same).
     var socketIsExplicit: Bool
     var logLevel: Logger.Level
+    /// Whether heraldd keeps a state log (`--no-state` turns it off).
+    var keepsState = true
     /// `--state-file`, when given.
     var explicitStatePath: String?
     /// Where the state log is kept without systemd's descriptor store: `--state-file`, else beside the socket, so
@@ -177,6 +179,10 @@ struct DaemonOptions {
                 defaultDescription: "the socket's path + .state"
             ),
             OptionSpec(
+                long: "no-state",
+                help: "Keep no state log: retained values and wills end with heraldd (benchmarks, throwaway daemons)."
+            ),
+            OptionSpec(
                 long: "no-plugins",
                 help: "Start no plugins: read no plugin folder, and refuse PLUGIN requests."
             ),
@@ -228,6 +234,7 @@ struct DaemonOptions {
         sendBatching = !arguments.flag("no-send-batching")
         plugins = !arguments.flag("no-plugins")
         explicitStatePath = arguments.value("state-file")
+        keepsState = !arguments.flag("no-state")
         coalesceNanoseconds = UInt64(try arguments.int("coalesce-us", range: 0...1000) ?? 20) * 1000
     }
 }
