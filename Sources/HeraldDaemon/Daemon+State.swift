@@ -133,7 +133,7 @@ extension Daemon {
 
     /// Room a log may grow past twice its state before it is compacted: the compaction of a small state is not
     /// worth its writes.
-    static let compactionSlack = 1 << 20
+    static let compactionSlack = 64 << 10
 
     private mutating func beginCompaction(_ state: StateStore) {
         do {

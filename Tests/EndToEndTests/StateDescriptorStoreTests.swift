@@ -27,7 +27,7 @@ struct StateDescriptorStoreTests {
         let writer = try WireClient.ready(socketPath: first.socketPath)
         try writer.post("session.state", "active", retain: true)
         let leaver = try WireClient.ready(socketPath: first.socketPath, client: "leaver")
-        try leaver.registerWill(name: "presence.leaver", payload: "gone", delayMilliseconds: 500)
+        try leaver.registerWill(name: "presence.leaver", payload: "gone", delayMilliseconds: 3000)
         _ = try await first.stop(signal: SIGKILL)
         try leaver.vanish()
         // The log was the memfd alone: no file beside the socket.
@@ -36,11 +36,12 @@ struct StateDescriptorStoreTests {
         #expect(second.process.stderr.contains("from the stored herald-state-1"))
         // The compacted copy replaced the old one in the store.
         #expect(store.stored.map(\.name) == ["herald-state-2"])
-        let environment: [String: String?] = ["HERALD_SOCKET": second.socketPath]
-        #expect(try await run("herald", ["get", "session.state"], environment: environment).stdout == "active\n")
+        // Subscribed first: the will falls due 3 s after the start.
         let reader = try WireClient.ready(socketPath: second.socketPath)
         try reader.subscribe(1, "presence.*")
-        let frames = try StateRestartTests.frames(until: "presence.sentinel", on: reader, after: 1.5)
+        let environment: [String: String?] = ["HERALD_SOCKET": second.socketPath]
+        #expect(try await run("herald", ["get", "session.state"], environment: environment).stdout == "active\n")
+        let frames = try StateRestartTests.frames(until: "presence.sentinel", on: reader, after: 4)
         #expect(StateRestartTests.presenceNotifications(frames, named: "presence.leaver") == 1)
         _ = try await second.stop(signal: SIGKILL)
         let third = try await Self.start(store, directory: directory)

@@ -143,7 +143,7 @@ struct StateRestartTests {
 }
 
 extension StateRestartTests {
-    /// A log grown past twice its state and 1 MiB is compacted within the loop, and the value is still there after
+    /// A log grown past twice its state and 64 KiB is compacted within the loop, and the value is still there after
     /// a SIGKILL.
     @Test func aGrownLogIsCompactedAndKeepsTheNewestValue() async throws {
         let directory = TemporaryDirectory()
