@@ -28,6 +28,24 @@ struct StateLogTests {
         #expect(Array(encoded[4..<8]) == withUnsafeBytes(of: CRC32C.checksum(body).littleEndian) { Array($0) })
     }
 
+    /// The eight-bytes-a-step checksum agrees with the definition, a bit at a time, at every length and alignment.
+    @Test func theChecksumIsCRC32CAtEveryLength() {
+        func bitwise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+            }
+            return crc ^ 0xFFFF_FFFF
+        }
+        let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        for start in 0..<8 {
+            for end in start..<bytes.count {
+                #expect(CRC32C.checksum(Array(bytes[start..<end])) == bitwise(bytes[start..<end]))
+            }
+        }
+    }
+
     @Test(arguments: [
         StateRecord.retained(value),
         .retained(
