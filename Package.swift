@@ -111,7 +111,7 @@ let package = Package(
         // Starts the real built heraldd on a temporary socket for end-to-end tests.
         .target(
             name: "HeraldTestSupport",
-            dependencies: ["HeraldPosix", "HeraldWire", "HeraldLaunch"],
+            dependencies: ["HeraldPosix", "HeraldWire", "HeraldLaunch", "CHeraldShim"],
             path: "Tests/HeraldTestSupport",
             swiftSettings: strict
         ),

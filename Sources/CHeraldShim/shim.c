@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -441,6 +442,68 @@ ssize_t herald_sendto_unix(int fd, const char *address, size_t address_len, cons
     return sendto(fd, buffer, length, HERALD_SEND_FLAGS, (const struct sockaddr *)&target, target_length);
 }
 
+ssize_t herald_sendto_unix_with_fd(
+    int fd, const char *address, size_t address_len, const void *buffer, size_t length, int passed
+) {
+    struct sockaddr_un target;
+    memset(&target, 0, sizeof target);
+    if (address_len == 0 || address_len + 1 > sizeof target.sun_path) {
+        errno = address_len == 0 ? EINVAL : ENAMETOOLONG;
+        return -1;
+    }
+    target.sun_family = AF_UNIX;
+    memcpy(target.sun_path, address, address_len);
+    socklen_t target_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + address_len);
+    if (address[0] == '@') {
+        target.sun_path[0] = '\0';
+    } else {
+        target_length += 1;
+    }
+    struct iovec part = {.iov_base = (void *)buffer, .iov_len = length};
+    union {
+        char bytes[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {
+        .msg_name = &target,
+        .msg_namelen = target_length,
+        .msg_iov = &part,
+        .msg_iovlen = 1,
+        .msg_control = control.bytes,
+        .msg_controllen = sizeof control.bytes,
+    };
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(header), &passed, sizeof(int));
+    return sendmsg(fd, &message, HERALD_SEND_FLAGS);
+}
+
+ssize_t herald_receive_with_fd(int fd, void *buffer, size_t length, int *passed) {
+    struct iovec part = {.iov_base = buffer, .iov_len = length};
+    union {
+        char bytes[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } control;
+    struct msghdr message = {
+        .msg_iov = &part,
+        .msg_iovlen = 1,
+        .msg_control = control.bytes,
+        .msg_controllen = sizeof control.bytes,
+    };
+    *passed = -1;
+    ssize_t count = recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
+    if (count < 0) return count;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS && *passed < 0) {
+            memcpy(passed, CMSG_DATA(header), sizeof(int));
+        }
+    }
+    return count;
+}
+
 // MARK: - TCP (chat server)
 
 #include <arpa/inet.h>
@@ -560,5 +623,15 @@ int herald_set_current_thread_name(const char *name) {
     return pthread_setname_np(name);
 #else
     return pthread_setname_np(pthread_self(), name);
+#endif
+}
+
+int herald_memfd_create(const char *name) {
+#if defined(__linux__)
+    return memfd_create(name, MFD_CLOEXEC);
+#else
+    (void)name;
+    errno = ENOSYS;
+    return -1;
 #endif
 }

@@ -205,6 +205,7 @@ extension Broker {
             retainedBytes += Self.retainedCost(name: name, payloadCount: notify.payload.count)
             retainedLog.append(sequence: notify.sequence, name: name)
         }
+        journalRetained(notify)
         let values = retained
         retainedLog.compact(current: values.count) { values[$0.name]?.notify.sequence == $0.sequence }
     }

@@ -91,7 +91,10 @@ extension Broker {
     mutating func handleWill(_ will: Frame.Will, on id: ConnectionID) -> Action {
         let current = connections[id.rawValue]!.will
         if will.name.isEmpty {
-            if let current { charge(current, -1) }
+            if let current {
+                charge(current, -1)
+                willEnded(connections[id.rawValue]!.willID)
+            }
             connections[id.rawValue]!.will = nil
         } else {
             if let error = refusal(
@@ -106,9 +109,13 @@ extension Broker {
             if let error = willRefusal(will, replacing: current) {
                 return refuse(id, error)
             }
-            if let current { charge(current, -1) }
+            if let current {
+                charge(current, -1)
+                willEnded(connections[id.rawValue]!.willID)
+            }
             charge(will, 1)
             connections[id.rawValue]!.will = will
+            willRegistered(will, on: id)
         }
         enqueueControl(.ack(Frame.Ack(request: will.request, sequence: lastSequence)), to: id)
         return .none
@@ -152,7 +159,10 @@ extension Broker {
             return refuse(id, error)
         }
         mailboxes[id.rawValue].isMonitor = true
-        if let will = connections[id.rawValue]!.will.take() { charge(will, -1) }
+        if let will = connections[id.rawValue]!.will.take() {
+            charge(will, -1)
+            willEnded(connections[id.rawValue]!.willID)
+        }
         addSubscription(monitor.request, Self.everything, .dropOldest, on: id)
         enqueueControl(.ack(Frame.Ack(request: monitor.request, sequence: lastSequence)), to: id)
         return .none

@@ -6,6 +6,13 @@ extension Broker {
     struct PendingWill {
         let will: Frame.Will
         let sender: Sender
+        /// Its id in the state log.
+        let id: UInt64
+        /// The `HELLO` label of its client.
+        let client: String
+        /// Whether it was restored from a log while its connection was open: then its client coming back
+        /// withdraws it (Broker+State).
+        var orphaned = false
     }
 
     /// What a will is charged against `maxWillBytes`: its name and payload.
@@ -34,9 +41,10 @@ extension Broker {
     }
 
     /// The connection ended without `BYE`: its will, still charged, waits for its grace period.
-    mutating func schedule(_ will: Frame.Will, from sender: Sender, monotonicNow: UInt64) {
+    mutating func schedule(_ will: Frame.Will, from sender: Sender, id: UInt64, client: String, monotonicNow: UInt64) {
         let due = monotonicNow + UInt64(will.delayMilliseconds) * 1_000_000
-        pendingWills.insert(PendingWill(will: will, sender: sender), deadline: due)
+        pendingWills.insert(PendingWill(will: will, sender: sender, id: id, client: client), deadline: due)
+        willBecamePending(id, due: due)
     }
 
     /// Whether any will waits for its grace period. The owner asks every turn, so it is inlined: a call on the
@@ -59,6 +67,7 @@ extension Broker {
     public mutating func postDueWills(monotonicNow: UInt64, realtimeNow: UInt64) -> Int {
         var posted = 0
         while let pending = pendingWills.popFirst(dueBy: monotonicNow) {
+            guard willIsDue(pending) else { continue }
             posted += 1
             let will = pending.will
             charge(will, -1)

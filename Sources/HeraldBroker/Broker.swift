@@ -90,6 +90,8 @@ public struct Broker {
         /// Whether the client said `BYE`: then its will is not posted.
         var saidGoodbye = false
         var will: Frame.Will?
+        /// The id of `will` in the state log (Broker+State).
+        var willID: UInt64 = 0
         /// While retained values are replayed to the connection, what is left to send and the live posts held
         /// meanwhile (Broker+Replay). Boxed: most connections never need it, and each slot stays small.
         var replay: ReplayState?
@@ -135,6 +137,15 @@ public struct Broker {
     /// `maxWills` and `maxWillBytes` bound.
     var willCount = 0
     var willBytes = 0
+    /// The id of the last will registered or restored (Broker+State).
+    var lastWillID: UInt64 = 0
+    /// Records of changes to the durable state, for the owner's log (Broker+State).
+    @usableFromInline var stateJournal = StateJournal()
+    /// Wills restored from a log whose connection was open when the log ended, by what a client coming back
+    /// registers again.
+    var orphanedWills: [OrphanKey: PendingWill] = [:]
+    /// Restored wills withdrawn because their client came back, still in `pendingWills` until due.
+    var cancelledWills: Set<UInt64> = []
     /// `PLUGIN` requests waiting for the daemon's supervisor (`takePluginRequests`).
     var pluginRequests: [PluginRequest] = []
     /// Patterns subscribed since the daemon last asked, when it asks (`reportsSubscriptions`).
@@ -234,9 +245,18 @@ public struct Broker {
         connectionsByUID[sender.uid] = connectionsByUID[sender.uid]! > 1 ? connectionsByUID[sender.uid]! - 1 : nil
         if let will = connection.will {
             if !connection.saidGoodbye && !isShuttingDown {
-                schedule(will, from: sender, monotonicNow: monotonicNow)
+                schedule(
+                    will,
+                    from: sender,
+                    id: connection.willID,
+                    client: connection.client,
+                    monotonicNow: monotonicNow
+                )
             } else {
                 charge(will, -1)
+                // A will of a connection the daemon closes as it stops stays in the log: the next daemon posts it
+                // unless its client comes back.
+                if connection.saidGoodbye { willEnded(connection.willID) }
             }
         }
     }
@@ -246,8 +266,11 @@ public struct Broker {
     /// pending wills are discarded (wire.md, `WILL`).
     public mutating func shutDown(into actions: inout [BrokerAction]) {
         isShuttingDown = true
-        for pending in pendingWills.elements { charge(pending.will, -1) }
+        // Pending wills stay in the state log, for the next daemon to post.
+        for pending in pendingWills.elements where !cancelledWills.contains(pending.id) { charge(pending.will, -1) }
         pendingWills.removeAll()
+        cancelledWills.removeAll()
+        orphanedWills.removeAll()
         for slot in mailboxes.indices where mailboxes[slot].phase != .closed {
             if mailboxes[slot].phase != .closing {
                 _ = fail(ConnectionID(slot), WireError(.shuttingDown, "heraldd is shutting down"))

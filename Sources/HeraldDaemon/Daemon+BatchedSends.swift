@@ -10,6 +10,8 @@ extension Daemon {
     /// Writes the connections of `ids`, each listed once: in batches of one system call when there is a
     /// ``SendBatcher`` and more than one connection, else with each connection's own sends.
     mutating func flush(_ ids: [ConnectionID]) {
+        // The turn's state records go to the log before anything of the turn is sent (Daemon+State).
+        if broker.hasStateToWrite { writeState() }
         var start = 0
         // The writer is taken out while it is used (nothing it calls needs it: single connections get their own
         // sends), and put back unless a batch failed: then the rest go one by one, from now on.

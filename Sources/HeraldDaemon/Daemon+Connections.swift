@@ -149,6 +149,7 @@ extension Daemon {
     /// byte it reached.
     mutating func flush(_ fd: Int32) {
         guard let channel = channels[Int(fd)] else { return }
+        if broker.hasStateToWrite { writeState() }
         let id = ConnectionID(Int(fd))
         let iov = writeVector
         var socketFull = false

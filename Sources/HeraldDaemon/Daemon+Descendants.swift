@@ -18,6 +18,12 @@ import Glibc
 /// ended by the next heraldd on the same socket, from the record kept next to the socket (`SOCKET.plugins`: each
 /// plugin's pid, which is also its group and session, and each orphan's, with start times) and from the
 /// environment (`HERALD_SOCKET` naming this socket) of what is left.
+///
+/// The record stays a file of its own rather than records in the state log (Daemon+State), for now: it must be
+/// read and acted on whatever becomes of the state log (`--no-state`, a log renamed aside as unusable, a memfd the
+/// store did not keep), and under systemd, where the log is a memfd, `KillMode=control-group` already ends every
+/// process of the unit when heraldd dies, so the record matters only where the log is a file beside it anyway.
+/// The log's format has a `plugins` record kind, carried through compactions, for when it moves.
 extension Daemon {
     /// The record of this daemon's plugin processes, for the next daemon after a SIGKILL.
     var leftoversRecord: String { options.socketPath + ".plugins" }

@@ -13,16 +13,18 @@ extension Daemon {
     /// - Parameters:
     ///   - configuredPath: where clients look for the socket (`--socket`, `$HERALD_SOCKET`, `$XDG_RUNTIME_DIR`).
     ///   - logger: for the lines saying which socket is used.
+    ///   - stored: where the state logs systemd kept in its descriptor store (`FDNAME=herald-state-N`) go.
     /// - Returns: the socket, with the path it is bound to (nil for an abstract address), or nil.
     /// - Throws: `StartupError` when the passed descriptors are unusable: more than one, or one that is not a
     ///   listening Unix stream socket.
     static func takeSocketFromSystemd(
         configuredPath: String,
-        logger: Logger
+        logger: Logger,
+        stored: inout [SystemdActivation.StoredDescriptor]
     ) throws -> ActivatedSocket? {
         let socket: ActivatedSocket?
         do {
-            socket = try SystemdActivation.takeListeningSocket()
+            socket = try SystemdActivation.takeListeningSocket(storedPrefix: StateStore.storedName, stored: &stored)
         } catch {
             throw StartupError(description: "\(error)")
         }

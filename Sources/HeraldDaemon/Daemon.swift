@@ -47,6 +47,8 @@ struct Daemon: ~Copyable {
         case shutdownBound
         /// The plugins' exit bound after the flush bound passed.
         case pluginStopBound
+        /// The next step of the state log's compaction (Daemon+State).
+        case stateCompaction
     }
 
     /// How long a closing connection, or the whole shutdown, may take to flush.
@@ -106,6 +108,12 @@ struct Daemon: ~Copyable {
     var framesThisTurn = 0
     /// The frames the last turn handled, for ``waitForEvents()``.
     var framesLastTurn = 0
+    /// The state log (Daemon+State), nil when it cannot be written.
+    var state: StateStore?
+    /// The state logs systemd passed back from its descriptor store, for ``openState()``.
+    var storedState: [SystemdActivation.StoredDescriptor] = []
+    /// The plugins record the state log held at start, carried into its compacted copies.
+    var restoredPluginRecord: [UInt8]?
     /// When the last blocking wait for events returned (not a check that did not block), for ``waitForEvents()``.
     var lastWokeAt: UInt64 = 0
 
@@ -131,7 +139,12 @@ struct Daemon: ~Copyable {
         // Under socket activation systemd has bound the socket and owns its path, which is then the daemon's path
         // whatever the options say: the directory is still checked and the lock taken, so a daemon started by hand
         // refuses, but the socket is neither probed nor replaced.
-        var activated = try Self.takeSocketFromSystemd(configuredPath: options.socketPath, logger: logger)
+        var stored: [SystemdActivation.StoredDescriptor] = []
+        var activated = try Self.takeSocketFromSystemd(
+            configuredPath: options.socketPath,
+            logger: logger,
+            stored: &stored
+        )
         let path = activated?.path ?? options.socketPath
         do {
             try SocketDirectory.prepare(forSocketAt: path)
@@ -178,6 +191,7 @@ struct Daemon: ~Copyable {
             listener: listener,
             loop: loop
         )
+        storedState = stored
     }
 
     private init(
@@ -233,6 +247,7 @@ struct Daemon: ~Copyable {
                 + "\(options.maxIncompleteConnections) at once before HELLO, each allowed "
                 + "\(options.helloTimeoutMilliseconds) ms to send it"
         )
+        openState()
         notifySystemdReady(path: options.socketPath)
         startPlugins()
         while true {
@@ -256,6 +271,7 @@ struct Daemon: ~Copyable {
             carryOutActions()
             if shutdownDeadline != nil && openChannels == 0 && plugins.shutdownComplete || abandonPlugins { break }
         }
+        if broker.hasStateToWrite { writeState() }
         logger.notice("stopped")
     }
 
@@ -381,6 +397,8 @@ struct Daemon: ~Copyable {
                 logger.warning("plugins did not exit within the shutdown bound; leaving them to the kernel")
                 abandonPlugins = true
             }
+        case .stateCompaction:
+            compactionStepDue()
         case .listener, .connection, .pluginOutput, .pluginExec:
             break
         }

@@ -9,6 +9,14 @@ struct DaemonOptions {
     /// Whether the path came from `--socket` (for messages only: the directory rules are the same).
     var socketIsExplicit: Bool
     var logLevel: Logger.Level
+    /// Whether heraldd keeps a state log (`--no-state` turns it off).
+    var keepsState = true
+    /// `--state-file`, when given.
+    var explicitStatePath: String?
+    /// Where the state log is kept without systemd's descriptor store: `--state-file`, else beside the socket, so
+    /// that daemons on different sockets (parallel tests, `herald demo`) never share one, and the default socket's
+    /// lies under `$XDG_RUNTIME_DIR/herald/`.
+    var statePath: String { explicitStatePath ?? socketPath + ".state" }
     /// The broker's bounds, from their flags.
     var bounds = Broker.Bounds()
     /// Whether a turn's output goes out in one io_uring batch when the kernel allows it (`--no-send-batching`
@@ -173,6 +181,16 @@ struct DaemonOptions {
                 defaultDescription: "20"
             ),
             OptionSpec(
+                long: "state-file",
+                valueName: "path",
+                help: "Keep the retained values and wills in this log, to survive a crash or a restart.",
+                defaultDescription: "the socket's path + .state"
+            ),
+            OptionSpec(
+                long: "no-state",
+                help: "Keep no state log: retained values and wills end with heraldd (benchmarks, throwaway daemons)."
+            ),
+            OptionSpec(
                 long: "no-plugins",
                 help: "Start no plugins: read no plugin folder, and refuse PLUGIN requests."
             ),
@@ -223,6 +241,8 @@ struct DaemonOptions {
             try arguments.int("max-queued-bytes", range: 65536...(1 << 40)) ?? Limits.defaultMaxQueuedBytes
         sendBatching = !arguments.flag("no-send-batching")
         plugins = !arguments.flag("no-plugins")
+        explicitStatePath = arguments.value("state-file")
+        keepsState = !arguments.flag("no-state")
         coalesceNanoseconds = UInt64(try arguments.int("coalesce-us", range: 0...1000) ?? 20) * 1000
         let versions = Int(ProtocolVersion.supported.lowerBound)...Int(ProtocolVersion.supported.upperBound)
         maxProtocolVersion = UInt16(try arguments.int("max-protocol-version", range: versions) ?? versions.upperBound)

@@ -64,8 +64,29 @@ public enum SystemdActivation {
     /// - Throws: ``SystemdActivationError`` when the variables are malformed, more than one socket was passed, or
     ///   descriptor 3 is not a listening Unix stream socket.
     public static func takeListeningSocket() throws(SystemdActivationError) -> ActivatedSocket? {
+        var stored: [StoredDescriptor] = []
+        return try takeListeningSocket(storedPrefix: nil, stored: &stored)
+    }
+
+    /// A descriptor the service manager kept in the unit's descriptor store (`FDSTORE=1`) and passed back.
+    public struct StoredDescriptor: Sendable, Equatable {
+        /// Its `FDNAME=`, as `LISTEN_FDNAMES` names it.
+        public let name: String
+        /// The descriptor, now the caller's to adopt (close-on-exec is set).
+        public let rawValue: Int32
+    }
+
+    /// Takes the listening socket systemd passed, if any, and the stored descriptors whose names start with
+    /// `storedPrefix` (see ``takeListeningSocket()``). `LISTEN_FDNAMES` tells them apart: with it, any number of
+    /// stored descriptors and at most one socket may be passed.
+    ///
+    /// - Throws: ``SystemdActivationError`` as ``takeListeningSocket()``.
+    public static func takeListeningSocket(
+        storedPrefix: String?,
+        stored: inout [StoredDescriptor]
+    ) throws(SystemdActivationError) -> ActivatedSocket? {
         var environment: [String: String] = [:]
-        for name in ["LISTEN_PID", "LISTEN_FDS"] {
+        for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] {
             if let value = getenv(name) {
                 environment[name] = String(cString: value)
             }
@@ -73,13 +94,32 @@ public enum SystemdActivation {
         for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] {
             unsetenv(name)
         }
+        var socketDescriptor = firstDescriptor
+        if let storedPrefix,
+            let names = environment["LISTEN_FDNAMES"]?.split(separator: ":", omittingEmptySubsequences: false),
+            environment["LISTEN_PID"] == String(ProcessIdentity.currentPID()),
+            let count = Int(environment["LISTEN_FDS"] ?? ""), count == names.count
+        {
+            var sockets: [Int32] = []
+            for (index, name) in names.enumerated() {
+                let descriptor = firstDescriptor + Int32(index)
+                if name.hasPrefix(storedPrefix) {
+                    _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+                    stored.append(StoredDescriptor(name: String(name), rawValue: descriptor))
+                } else {
+                    sockets.append(descriptor)
+                }
+            }
+            environment["LISTEN_FDS"] = String(sockets.count)
+            socketDescriptor = sockets.first ?? firstDescriptor
+        }
         switch decide(environment: environment, pid: ProcessIdentity.currentPID()) {
         case .notActivated:
             return nil
         case .invalid(let message):
             throw SystemdActivationError(message: message)
         case .listeningSocket:
-            return try adopt(firstDescriptor)
+            return try adopt(socketDescriptor)
         }
     }
 

@@ -43,6 +43,15 @@ public struct SystemdNotifier: Sendable, Equatable {
     /// - Throws: ``SystemError`` when the datagram cannot be sent, e.g. ECONNREFUSED when nothing is bound to the
     ///   address any more, or EAGAIN when the manager's queue is full.
     public func notify(_ assignments: [(key: String, value: String)]) throws(SystemError) {
+        try notify(assignments, passing: -1)
+    }
+
+    /// Sends one notification with the descriptor `descriptor` attached, as sd_pid_notify_with_fds(3) does: with
+    /// `FDSTORE=1` and `FDNAME=`, the service manager keeps it in the unit's descriptor store and passes it back
+    /// (`LISTEN_FDS`, `LISTEN_FDNAMES`) when the service starts again.
+    ///
+    /// - Throws: as ``notify(_:)``.
+    public func notify(_ assignments: [(key: String, value: String)], passing descriptor: Int32) throws(SystemError) {
         let message = Self.message(assignments)
         let socket = FileDescriptor(
             owning: try completedSyscall("create a socket for \(address)") { herald_socket_unix_datagram() }
@@ -53,7 +62,16 @@ public struct SystemdNotifier: Sendable, Equatable {
         let outcome = message.withUnsafeBytes { bytes in
             Result { () throws(SystemError) -> Int in
                 try completedSyscall("notify \(address)") {
-                    herald_sendto_unix(raw, address, address.utf8.count, bytes.baseAddress, bytes.count)
+                    descriptor < 0
+                        ? herald_sendto_unix(raw, address, address.utf8.count, bytes.baseAddress, bytes.count)
+                        : herald_sendto_unix_with_fd(
+                            raw,
+                            address,
+                            address.utf8.count,
+                            bytes.baseAddress,
+                            bytes.count,
+                            descriptor
+                        )
                 }
             }
         }
@@ -65,6 +83,20 @@ public struct SystemdNotifier: Sendable, Equatable {
                 errno: Errno(rawValue: EMSGSIZE)
             )
         }
+    }
+
+    /// `FDSTORE=1` with `FDNAME=name`: the service manager keeps `descriptor` for the service's next start.
+    ///
+    /// - Throws: as ``notify(_:)``.
+    public func store(_ descriptor: Int32, name: String) throws(SystemError) {
+        try notify([("FDSTORE", "1"), ("FDNAME", name)], passing: descriptor)
+    }
+
+    /// `FDSTOREREMOVE=1` with `FDNAME=name`: the service manager closes the descriptors it keeps under `name`.
+    ///
+    /// - Throws: as ``notify(_:)``.
+    public func removeStored(name: String) throws(SystemError) {
+        try notify([("FDSTOREREMOVE", "1"), ("FDNAME", name)])
     }
 
     /// `READY=1`: startup is finished and the socket accepts connections.

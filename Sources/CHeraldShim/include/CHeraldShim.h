@@ -201,6 +201,16 @@ int herald_socket_unix_datagram(void);
 /// abstract: the '@' becomes the leading NUL, as $NOTIFY_SOCKET spells it.
 ssize_t herald_sendto_unix(int fd, const char *address, size_t address_len, const void *buffer, size_t length);
 
+/// herald_sendto_unix with the descriptor `passed` attached (SCM_RIGHTS): how
+/// a service hands a descriptor to systemd's store (sd_pid_notify_with_fds).
+ssize_t herald_sendto_unix_with_fd(
+    int fd, const char *address, size_t address_len, const void *buffer, size_t length, int passed);
+
+/// recvmsg of one datagram into `buffer`, with the first descriptor attached
+/// to it (SCM_RIGHTS, received close-on-exec) in `*passed`, or -1 when none:
+/// the test harness's stand-in for systemd's descriptor store.
+ssize_t herald_receive_with_fd(int fd, void *buffer, size_t length, int *passed);
+
 #ifdef __cplusplus
 }
 #endif
@@ -361,6 +371,12 @@ pid_t herald_wait_child(pid_t which, int32_t *code, int32_t *signal);
 /// on the read end only: the writer (a child's stdout) blocks as programs
 /// expect, the daemon never does.
 int herald_pipe(int fds[2], int nonblocking_read);
+
+// MARK: - Memory files
+
+/// memfd_create(name, MFD_CLOEXEC): an anonymous file in memory for heraldd's
+/// state log, which Glibc declares only under _GNU_SOURCE, out of Swift's view.
+int herald_memfd_create(const char *name);
 
 #ifdef __cplusplus
 }

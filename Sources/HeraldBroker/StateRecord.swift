@@ -1,0 +1,193 @@
+/// One record of heraldd's durable state log: what changed in the retained values, the wills or the plugins'
+/// processes. The log (``StateLog``) is a file header followed by records, each framed as
+///
+///     u32 length of the body, little-endian
+///     u32 CRC-32C of the body, little-endian
+///     body: u8 kind, u8 flags, then the kind's fields
+///
+/// Integers are little-endian; a string is a u16 byte count and its UTF-8 bytes; a payload is a u32 count and its
+/// bytes. Flag bit 0 of a retained value says an origin string follows the payload (wire version 2 may give a
+/// retained value an origin); bit 0 of a will says it is retained. Unknown flag bits are refused: a record is read
+/// whole or not at all.
+public enum StateRecord: Equatable, Sendable {
+    /// A retained value, as the broker keeps it.
+    case retained(RetainedValue)
+    /// The name's retained value was cleared.
+    case cleared(name: String, sequence: UInt64)
+    /// A connection registered a will (or replaced its will: the id is new each time).
+    case willRegistered(WillRecord)
+    /// The will's connection ended without `BYE`: the will is due at `due`, on the system's monotonic clock
+    /// (CLOCK_MONOTONIC, the same for every process of one boot, so a restarted heraldd reads it as written).
+    case willPending(id: UInt64, due: UInt64)
+    /// The will was withdrawn, replaced, discarded or posted: it is gone.
+    case willEnded(id: UInt64)
+    /// The processes heraldd's plugins run, as the daemon encodes them: the newest record replaces the older ones.
+    case plugins([UInt8])
+
+    /// A retained value: the post that set it.
+    public struct RetainedValue: Equatable, Sendable {
+        public var sequence: UInt64
+        public var time: UInt64
+        public var pid: Int32
+        public var uid: UInt32
+        public var gid: UInt32
+        public var name: String
+        public var payload: [UInt8]
+        /// Who the value came from beyond the sender, when the wire carries one (wire version 2).
+        public var origin: String?
+
+        public init(
+            sequence: UInt64,
+            time: UInt64,
+            pid: Int32,
+            uid: UInt32,
+            gid: UInt32,
+            name: String,
+            payload: [UInt8],
+            origin: String? = nil
+        ) {
+            self.sequence = sequence
+            self.time = time
+            self.pid = pid
+            self.uid = uid
+            self.gid = gid
+            self.name = name
+            self.payload = payload
+            self.origin = origin
+        }
+    }
+
+    /// A will and what a restarted heraldd needs to post it, or to know that its client came back.
+    public struct WillRecord: Equatable, Sendable {
+        public var id: UInt64
+        public var delayMilliseconds: UInt32
+        public var retain: Bool
+        public var pid: Int32
+        public var uid: UInt32
+        public var gid: UInt32
+        /// The client's `HELLO` label: with the uid and the will's name, how a reconnecting client is recognised.
+        public var client: String
+        public var name: String
+        public var payload: [UInt8]
+
+        public init(
+            id: UInt64,
+            delayMilliseconds: UInt32,
+            retain: Bool,
+            pid: Int32,
+            uid: UInt32,
+            gid: UInt32,
+            client: String,
+            name: String,
+            payload: [UInt8]
+        ) {
+            self.id = id
+            self.delayMilliseconds = delayMilliseconds
+            self.retain = retain
+            self.pid = pid
+            self.uid = uid
+            self.gid = gid
+            self.client = client
+            self.name = name
+            self.payload = payload
+        }
+    }
+
+    enum Kind: UInt8 {
+        case retained = 1
+        case cleared = 2
+        case willRegistered = 3
+        case willPending = 4
+        case willEnded = 5
+        case plugins = 6
+    }
+
+    /// The bytes before a record's body: its length and checksum.
+    public static let headerSize = 8
+    /// The longest body a record may have: a retained value or will at the protocol's largest payload, with room.
+    public static let maxBodySize = 32 << 20
+}
+
+extension StateRecord {
+    /// Appends the record, framed, to `out`.
+    public func encode(into out: inout [UInt8]) {
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: Self.headerSize))
+        switch self {
+        case .retained(let value):
+            out.append(Kind.retained.rawValue)
+            out.append(value.origin == nil ? 0 : 1)
+            Self.put(value.sequence, &out)
+            Self.put(value.time, &out)
+            Self.put(UInt32(bitPattern: value.pid), &out)
+            Self.put(value.uid, &out)
+            Self.put(value.gid, &out)
+            Self.putString(value.name, &out)
+            Self.putBytes(value.payload, &out)
+            if let origin = value.origin { Self.putString(origin, &out) }
+        case .cleared(let name, let sequence):
+            out.append(Kind.cleared.rawValue)
+            out.append(0)
+            Self.put(sequence, &out)
+            Self.putString(name, &out)
+        case .willRegistered(let will):
+            out.append(Kind.willRegistered.rawValue)
+            out.append(will.retain ? 1 : 0)
+            Self.put(will.id, &out)
+            Self.put(will.delayMilliseconds, &out)
+            Self.put(UInt32(bitPattern: will.pid), &out)
+            Self.put(will.uid, &out)
+            Self.put(will.gid, &out)
+            Self.putString(will.client, &out)
+            Self.putString(will.name, &out)
+            Self.putBytes(will.payload, &out)
+        case .willPending(let id, let due):
+            out.append(Kind.willPending.rawValue)
+            out.append(0)
+            Self.put(id, &out)
+            Self.put(due, &out)
+        case .willEnded(let id):
+            out.append(Kind.willEnded.rawValue)
+            out.append(0)
+            Self.put(id, &out)
+        case .plugins(let bytes):
+            out.append(Kind.plugins.rawValue)
+            out.append(0)
+            Self.putBytes(bytes, &out)
+        }
+        let bodyCount = out.count - start - Self.headerSize
+        let checksum = out.withUnsafeBufferPointer {
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[(start + Self.headerSize)...]))
+        }
+        Self.set(UInt32(bodyCount), at: start, in: &out)
+        Self.set(checksum, at: start + 4, in: &out)
+    }
+
+    /// The record's bytes, framed.
+    public var encoded: [UInt8] {
+        var out: [UInt8] = []
+        encode(into: &out)
+        return out
+    }
+
+    static func put<T: FixedWidthInteger>(_ value: T, _ out: inout [UInt8]) {
+        var value = value.littleEndian
+        withUnsafeBytes(of: &value) { out.append(contentsOf: $0) }
+    }
+
+    static func putString(_ text: String, _ out: inout [UInt8]) {
+        let count = text.utf8.count
+        precondition(count <= Int(UInt16.max), "a state log string is at most 65535 bytes")
+        put(UInt16(count), &out)
+        out.append(contentsOf: text.utf8)
+    }
+
+    static func putBytes(_ bytes: [UInt8], _ out: inout [UInt8]) {
+        put(UInt32(bytes.count), &out)
+        out.append(contentsOf: bytes)
+    }
+
+    static func set(_ value: UInt32, at offset: Int, in out: inout [UInt8]) {
+        for index in 0..<4 { out[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(index))) }
+    }
+}

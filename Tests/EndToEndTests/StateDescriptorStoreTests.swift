@@ -1,0 +1,52 @@
+import Foundation
+import HeraldLaunch
+import HeraldTestSupport
+import HeraldWire
+import Testing
+
+/// Issue 31 under systemd: the state log is a memfd heraldd hands to the descriptor store (`FDSTORE=1`,
+/// `FDNAME=herald-state-N`) and gets back through `LISTEN_FDS` / `LISTEN_FDNAMES` after a SIGKILL. The store is
+/// the harness's stand-in (``DescriptorStore``).
+struct StateDescriptorStoreTests {
+    static func start(_ store: DescriptorStore, directory: TemporaryDirectory) async throws -> LaunchedDaemon {
+        let daemon = try await LaunchedDaemon.start(
+            store.program(heraldd: TestBinaries.path("heraldd")),
+            socketPath: directory.file("socket"),
+            arguments: ["--log-level", "debug", "--no-plugins"],
+            environment: store.environment
+        )
+        #expect(store.waitFor("READY=1"))
+        return daemon
+    }
+
+    @Test func retainedValuesAndWillsComeBackFromTheDescriptorStore() async throws {
+        let directory = TemporaryDirectory()
+        let store = try DescriptorStore(address: directory.file("notify"))
+        let first = try await Self.start(store, directory: directory)
+        #expect(store.stored.map(\.name) == ["herald-state-1"])
+        let writer = try WireClient.ready(socketPath: first.socketPath)
+        try writer.post("session.state", "active", retain: true)
+        let leaver = try WireClient.ready(socketPath: first.socketPath, client: "leaver")
+        try leaver.registerWill(name: "presence.leaver", payload: "gone", delayMilliseconds: 3000)
+        _ = try await first.stop(signal: SIGKILL)
+        try leaver.vanish()
+        // The log was the memfd alone: no file beside the socket.
+        #expect(!FileManager.default.fileExists(atPath: first.socketPath + ".state"))
+        let second = try await Self.start(store, directory: directory)
+        #expect(second.process.stderr.contains("from the stored herald-state-1"))
+        // The compacted copy replaced the old one in the store.
+        #expect(store.stored.map(\.name) == ["herald-state-2"])
+        // Subscribed first: the will falls due 3 s after the start.
+        let reader = try WireClient.ready(socketPath: second.socketPath)
+        try reader.subscribe(1, "presence.*")
+        let environment: [String: String?] = ["HERALD_SOCKET": second.socketPath]
+        #expect(try await run("herald", ["get", "session.state"], environment: environment).stdout == "active\n")
+        let frames = try StateRestartTests.frames(until: "presence.sentinel", on: reader, after: 4)
+        #expect(StateRestartTests.presenceNotifications(frames, named: "presence.leaver") == 1)
+        _ = try await second.stop(signal: SIGKILL)
+        let third = try await Self.start(store, directory: directory)
+        let environment3: [String: String?] = ["HERALD_SOCKET": third.socketPath]
+        #expect(try await run("herald", ["get", "session.state"], environment: environment3).stdout == "active\n")
+        _ = try await third.stop(signal: SIGTERM)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import HeraldLaunch
+import HeraldPosix
+import HeraldTestSupport
+import HeraldWire
+import Testing
+
+/// Issue 31 end to end: retained values and wills across a SIGKILL or a restart of heraldd, on `--state-file` or
+/// the default beside the socket, and logs that are damaged or not logs at all.
+struct StateRestartTests {
+    /// The frames `reader` receives within `seconds`, ending with a sentinel it posts itself: so "nothing more"
+    /// is observed as the sentinel coming next, not as a silence timed out.
+    static func frames(until sentinel: String, on reader: WireClient, after seconds: Double) throws -> [Frame] {
+        Thread.sleep(forTimeInterval: seconds)
+        try reader.send(.post(.init(request: 0, name: sentinel, payload: Array("end".utf8), retain: false)))
+        var frames: [Frame] = []
+        while let frame = try reader.receive() {
+            if case .notify(let notify) = frame, notify.name == sentinel { return frames }
+            frames.append(frame)
+        }
+        throw TestFailure("the daemon closed the connection")
+    }
+
+    static func presenceNotifications(_ frames: [Frame], named name: String) -> Int {
+        frames.count {
+            if case .notify(let notify) = $0 { return notify.name == name }
+            return false
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aRetainedValueSurvivesSIGKILL(explicitStateFile: Bool) async throws {
+        let directory = TemporaryDirectory()
+        let arguments = explicitStateFile ? ["--state-file", directory.file("state.log")] : []
+        let first = try await TestDaemon.start(arguments: arguments, directory: directory)
+        let writer = try WireClient.ready(socketPath: first.socketPath)
+        try writer.post("build.state", "green", retain: true)
+        try writer.post("build.other", "x", retain: true)
+        try writer.post("build.other", "", retain: true)
+        try await first.stop(signal: SIGKILL)
+        #expect(
+            FileManager.default.fileExists(
+                atPath: explicitStateFile ? directory.file("state.log") : first.socketPath + ".state"
+            )
+        )
+        let second = try await TestDaemon.start(arguments: arguments, directory: directory)
+        let got = try await run("herald", ["get", "build.state"], environment: second.environment)
+        #expect(got.stdout == "green\n")
+        let cleared = try await run("herald", ["get", "build.other"], environment: second.environment)
+        #expect(cleared.status != 0)
+        #expect(second.process.stderr.contains("restored 1 retained values"))
+    }
+
+    @Test func aWillIsPostedOnceWhenItsClientDiesWhileHeralddIsDown() async throws {
+        let directory = TemporaryDirectory()
+        let arguments = ["--state-file", directory.file("state.log")]
+        let first = try await TestDaemon.start(arguments: arguments, directory: directory)
+        let client = try ChildProcess(
+            TestBinaries.path("herald"),
+            ["observe", "chat.room", "--ready", "--will", "presence.crash", "--will-delay", "2"],
+            environment: first.environment
+        )
+        try await client.waitForStderrLine(containing: "ready")
+        try await first.stop(signal: SIGKILL)
+        client.signal(SIGKILL)
+        _ = try await client.waitForExit()
+        let second = try await TestDaemon.start(arguments: arguments, directory: directory)
+        let reader = try WireClient.ready(socketPath: second.socketPath)
+        try reader.subscribe(1, "presence.*")
+        let frames = try Self.frames(until: "presence.sentinel", on: reader, after: 4.5)
+        #expect(Self.presenceNotifications(frames, named: "presence.crash") == 1)
+        // And once only: a third daemon on the same log has no will left.
+        try await second.stop()
+        let third = try await TestDaemon.start(arguments: arguments, directory: directory)
+        let again = try WireClient.ready(socketPath: third.socketPath)
+        try again.subscribe(1, "presence.*")
+        let later = try Self.frames(until: "presence.sentinel", on: again, after: 2.5)
+        #expect(Self.presenceNotifications(later, named: "presence.crash") == 0)
+    }
+
+    @Test func aWillIsNotPostedWhenItsClientReconnectsAfterARestart() async throws {
+        let directory = TemporaryDirectory()
+        let first = try await TestDaemon.start(directory: directory)
+        let client = try ChildProcess(
+            TestBinaries.path("herald"),
+            ["observe", "chat.room", "--ready", "--reconnect", "--will", "presence.back", "--will-delay", "2"],
+            environment: first.environment
+        )
+        try await client.waitForStderrLine(containing: "ready")
+        try await first.stop()
+        let second = try await TestDaemon.start(directory: directory)
+        try await client.waitForStdoutLine(containing: "reconnected")
+        let reader = try WireClient.ready(socketPath: second.socketPath)
+        try reader.subscribe(1, "presence.*")
+        let frames = try Self.frames(until: "presence.sentinel", on: reader, after: 3)
+        #expect(Self.presenceNotifications(frames, named: "presence.back") == 0)
+        // Its will is the one registered again, and is posted once when the client dies.
+        client.signal(SIGKILL)
+        let after = try Self.frames(until: "presence.sentinel", on: reader, after: 3)
+        #expect(Self.presenceNotifications(after, named: "presence.back") == 1)
+    }
+
+    /// A log cut inside its last record, or followed by zeros or garbage, starts with every whole record before.
+    @Test(arguments: ["cut", "zeros", "flipped"])
+    func aDamagedLogIsRecoveredUpToItsLastGoodRecord(damage: String) async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("state.log")
+        let first = try await TestDaemon.start(arguments: ["--state-file", path], directory: directory)
+        let writer = try WireClient.ready(socketPath: first.socketPath)
+        try writer.post("keep.a", "1", retain: true)
+        try writer.post("keep.b", "2", retain: true)
+        try writer.post("lose.c", "3", retain: true)
+        try await first.stop(signal: SIGKILL)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        switch damage {
+        case "cut": bytes.removeLast(3)
+        case "zeros": bytes.append(Data(count: 100))
+        default: bytes[bytes.count - 2] ^= 0x01
+        }
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let second = try await TestDaemon.start(arguments: ["--state-file", path], directory: directory)
+        let environment = second.environment
+        #expect(try await run("herald", ["get", "keep.a"], environment: environment).stdout == "1\n")
+        #expect(try await run("herald", ["get", "keep.b"], environment: environment).stdout == "2\n")
+        let third = try await run("herald", ["get", "lose.c"], environment: environment)
+        #expect(third.stdout == (damage == "zeros" ? "3\n" : ""))
+        #expect(second.process.stderr.contains("recovered the"))
+    }
+
+    @Test func aFileThatIsNotALogIsRenamedAsideAndHeralddStartsEmpty() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("state.log")
+        try Data("this is not a state log\n".utf8).write(to: URL(fileURLWithPath: path))
+        let daemon = try await TestDaemon.start(arguments: ["--state-file", path], directory: directory)
+        #expect(daemon.process.stderr.contains("renamed it to \(path).unusable"))
+        #expect(FileManager.default.fileExists(atPath: path + ".unusable"))
+        let writer = try WireClient.ready(socketPath: daemon.socketPath)
+        try writer.post("fresh.value", "1", retain: true)
+        try await daemon.stop(signal: SIGKILL)
+        let again = try await TestDaemon.start(arguments: ["--state-file", path], directory: directory)
+        #expect(try await run("herald", ["get", "fresh.value"], environment: again.environment).stdout == "1\n")
+    }
+}
+
+extension StateRestartTests {
+    /// A log grown past twice its state and 64 KiB is compacted within the loop, and the value is still there after
+    /// a SIGKILL.
+    @Test func aGrownLogIsCompactedAndKeepsTheNewestValue() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("state.log")
+        let first = try await TestDaemon.start(arguments: ["--state-file", path], directory: directory)
+        let writer = try WireClient.ready(socketPath: first.socketPath)
+        let filler = String(repeating: "x", count: 8000)
+        for index in 0..<300 { try writer.post("grow.value", "\(index) \(filler)", retain: true) }
+        try writer.post("grow.value", "last", retain: true)
+        _ = try await first.process.waitForStderrLine(containing: "state: compacted")
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        #expect(size < 1 << 20, "the compacted log holds \(size) bytes")
+        try await first.stop(signal: SIGKILL)
+        let second = try await TestDaemon.start(arguments: ["--state-file", path], directory: directory)
+        #expect(try await run("herald", ["get", "grow.value"], environment: second.environment).stdout == "last\n")
+    }
+}

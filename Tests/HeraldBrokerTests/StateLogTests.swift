@@ -1,0 +1,217 @@
+import Testing
+
+@testable import HeraldBroker
+
+/// The state log's records byte by byte, and replays of whole, cut and damaged logs.
+struct StateLogTests {
+    static let value = StateRecord.RetainedValue(
+        sequence: 7,
+        time: 9,
+        pid: -2,
+        uid: 1000,
+        gid: 100,
+        name: "a.b",
+        payload: [0x41, 0x42]
+    )
+
+    @Test func encodesARetainedValueByteForByte() {
+        let body: [UInt8] =
+            [1, 0]  // kind, flags
+            + [7, 0, 0, 0, 0, 0, 0, 0] + [9, 0, 0, 0, 0, 0, 0, 0]  // sequence, time
+            + [0xFE, 0xFF, 0xFF, 0xFF] + [0xE8, 0x03, 0, 0] + [100, 0, 0, 0]  // pid, uid, gid
+            + [3, 0] + Array("a.b".utf8) + [2, 0, 0, 0, 0x41, 0x42]
+        let encoded = StateRecord.retained(Self.value).encoded
+        #expect(Array(encoded[0..<4]) == [UInt8(body.count), 0, 0, 0])
+        #expect(Array(encoded[8...]) == body)
+        // CRC-32C of "123456789" is 0xE3069283 (RFC 3720's check value): the checksum is the standard one.
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(Array(encoded[4..<8]) == withUnsafeBytes(of: CRC32C.checksum(body).littleEndian) { Array($0) })
+    }
+
+    /// The eight-bytes-a-step checksum agrees with the definition, a bit at a time, at every length and alignment.
+    @Test func theChecksumIsCRC32CAtEveryLength() {
+        func bitwise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+            }
+            return crc ^ 0xFFFF_FFFF
+        }
+        let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        for start in 0..<8 {
+            for end in start..<bytes.count {
+                #expect(CRC32C.checksum(Array(bytes[start..<end])) == bitwise(bytes[start..<end]))
+            }
+        }
+    }
+
+    @Test(arguments: [
+        StateRecord.retained(value),
+        .retained(
+            StateRecord.RetainedValue(
+                sequence: 1,
+                time: 2,
+                pid: 3,
+                uid: 4,
+                gid: 5,
+                name: "x",
+                payload: [1],
+                origin: "mqtt:broker"
+            )
+        ),
+        .cleared(name: "a.b", sequence: 12),
+        .willRegistered(
+            StateRecord.WillRecord(
+                id: 3,
+                delayMilliseconds: 2000,
+                retain: true,
+                pid: 44,
+                uid: 1000,
+                gid: 1000,
+                client: "chat",
+                name: "presence.alice",
+                payload: Array("gone".utf8)
+            )
+        ),
+        .willPending(id: 3, due: 123_456_789),
+        .willEnded(id: 3),
+        .plugins([1, 2, 3]),
+    ])
+    func decodesWhatItEncodes(_ record: StateRecord) throws {
+        let bytes = record.encoded
+        let decoded = bytes.withUnsafeBytes { StateRecord.decode($0) }
+        guard case .success(let (again, size)) = decoded else {
+            Issue.record("\(record) did not decode: \(decoded)")
+            return
+        }
+        #expect(again == record)
+        #expect(size == bytes.count)
+    }
+
+    /// A log of `count` retained values to names n0…n9, then a will registered, pending, and another ended.
+    static func sampleLog(count: Int = 30) -> (bytes: [UInt8], offsets: [Int]) {
+        var bytes = StateLog.header
+        var offsets: [Int] = []
+        for index in 0..<count {
+            offsets.append(bytes.count)
+            var value = value
+            value.sequence = UInt64(index + 1)
+            value.name = "n\(index % 10)"
+            value.payload = Array("v\(index)".utf8)
+            StateRecord.retained(value).encode(into: &bytes)
+        }
+        offsets.append(bytes.count)
+        return (bytes, offsets)
+    }
+
+    @Test func replaysAWholeLog() throws {
+        let (bytes, _) = Self.sampleLog()
+        let replay = try StateLog.replay(bytes)
+        #expect(replay.damage == nil)
+        #expect(replay.records == 30)
+        #expect(replay.validLength == bytes.count)
+        #expect(replay.state.retained.count == 10)
+        #expect(replay.state.retained["n3"]?.payload == Array("v23".utf8))
+        #expect(replay.state.lastSequence == 30)
+    }
+
+    @Test func anEmptyLogIsANewOne() throws {
+        let replay = try StateLog.replay([])
+        #expect(replay.state == StateLog())
+        #expect(replay.validLength == 0)
+    }
+
+    @Test func aLogWithoutTheHeaderIsUnusable() {
+        #expect(throws: StateLog.Unusable.badHeader) { try StateLog.replay(Array("not a log at all".utf8)) }
+        #expect(throws: StateLog.Unusable.badHeader) { try StateLog.replay(Array(StateLog.header.prefix(5))) }
+    }
+
+    /// The log cut at every byte offset of its last 10 records replays exactly the records wholly before the cut.
+    @Test func aLogCutAtAnyByteOfItsLastTenRecordsKeepsTheRecordsBeforeTheCut() throws {
+        let (bytes, offsets) = Self.sampleLog()
+        let full = try StateLog.replay(bytes)
+        for cut in offsets[20]..<bytes.count {
+            let replay = try StateLog.replay(Array(bytes[..<cut]))
+            let whole = offsets.lastIndex { $0 <= cut }!
+            #expect(replay.records == whole, "cut at \(cut)")
+            #expect(replay.validLength == offsets[whole], "cut at \(cut)")
+            #expect(replay.damage == (cut == offsets[whole] ? nil : .truncated), "cut at \(cut)")
+            // Every name holds the value of its last whole record: never a half-written one, never a newer one.
+            let expected = try StateLog.replay(Array(bytes[..<offsets[whole]])).state
+            #expect(replay.state == expected)
+            for (name, value) in replay.state.retained {
+                #expect(full.state.retained[name]!.sequence >= value.sequence)
+            }
+        }
+    }
+
+    @Test func aFlippedBitEndsTheReplayAtItsRecord() throws {
+        let (bytes, offsets) = Self.sampleLog()
+        for record in 20..<30 {
+            for byte in offsets[record]..<offsets[record + 1] {
+                var damaged = bytes
+                damaged[byte] ^= 0x10
+                let replay = try StateLog.replay(damaged)
+                #expect(replay.records == record, "bit flipped at \(byte)")
+                #expect(replay.validLength == offsets[record])
+                #expect(replay.damage != nil)
+            }
+        }
+    }
+
+    @Test func aTailOfZerosIsDamageAfterTheLastRecord() throws {
+        let (bytes, offsets) = Self.sampleLog()
+        for zeros in [1, 7, 8, 4096] {
+            let replay = try StateLog.replay(bytes + repeatElement(0, count: zeros))
+            #expect(replay.records == 30)
+            #expect(replay.validLength == offsets[30])
+            #expect(replay.damage == (zeros < 8 ? .truncated : .badLength))
+        }
+    }
+
+    @Test func aLengthPastTheLimitIsDamageNotAnAllocation() throws {
+        var bytes = StateLog.header
+        bytes += [0xFF, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0] + repeatElement(1, count: 20)
+        let replay = try StateLog.replay(bytes)
+        #expect(replay.damage == .badLength)
+        #expect(replay.validLength == StateLog.header.count)
+    }
+
+    @Test func willsFollowTheirRecords() throws {
+        var state = StateLog()
+        let will = StateRecord.WillRecord(
+            id: 4,
+            delayMilliseconds: 2000,
+            retain: false,
+            pid: 1,
+            uid: 1000,
+            gid: 1000,
+            client: "c",
+            name: "p.a",
+            payload: [1]
+        )
+        state.apply(.willRegistered(will))
+        #expect(state.wills[4]?.due == nil)
+        state.apply(.willPending(id: 4, due: 99))
+        #expect(state.wills[4]?.due == 99)
+        var snapshot = StateLog()
+        for record in state.snapshot { snapshot.apply(record) }
+        #expect(snapshot.wills == state.wills)
+        state.apply(.willEnded(id: 4))
+        #expect(state.wills.isEmpty)
+        #expect(state.lastWillID == 4)
+    }
+
+    @Test func aSnapshotRebuildsTheSameState() throws {
+        let (bytes, _) = Self.sampleLog()
+        var state = try StateLog.replay(bytes).state
+        state.apply(.cleared(name: "n4", sequence: 31))
+        state.apply(.plugins([9]))
+        var compacted = StateLog.header
+        for record in state.snapshot { record.encode(into: &compacted) }
+        let again = try StateLog.replay(compacted).state
+        #expect(again.retained == state.retained)
+        #expect(again.plugins == [9])
+    }
+}
