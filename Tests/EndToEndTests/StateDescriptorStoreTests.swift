@@ -27,7 +27,8 @@ struct StateDescriptorStoreTests {
         let writer = try WireClient.ready(socketPath: first.socketPath)
         try writer.post("session.state", "active", retain: true)
         let leaver = try WireClient.ready(socketPath: first.socketPath, client: "leaver")
-        try leaver.registerWill(name: "presence.leaver", payload: "gone", delayMilliseconds: 3000)
+        // 8 s: the reader below must subscribe before the restarted daemon posts it, on a loaded machine too.
+        try leaver.registerWill(name: "presence.leaver", payload: "gone", delayMilliseconds: 8000)
         _ = try await first.stop(signal: SIGKILL)
         try leaver.vanish()
         // The log was the memfd alone: no file beside the socket.
@@ -36,12 +37,14 @@ struct StateDescriptorStoreTests {
         #expect(second.process.stderr.contains("from the stored herald-state-1"))
         // The compacted copy replaced the old one in the store.
         #expect(store.stored.map(\.name) == ["herald-state-2"])
-        // Subscribed first: the will falls due 3 s after the start.
+        // Subscribed first: the will falls due 8 s after the start.
         let reader = try WireClient.ready(socketPath: second.socketPath)
         try reader.subscribe(1, "presence.*")
         let environment: [String: String?] = ["HERALD_SOCKET": second.socketPath]
         #expect(try await run("herald", ["get", "session.state"], environment: environment).stdout == "active\n")
-        let frames = try StateRestartTests.frames(until: "presence.sentinel", on: reader, after: 4)
+        let frames = try await blocking {
+            try StateRestartTests.frames(afterSeeing: "presence.leaver", sentinel: "presence.sentinel", on: reader)
+        }
         #expect(StateRestartTests.presenceNotifications(frames, named: "presence.leaver") == 1)
         _ = try await second.stop(signal: SIGKILL)
         let third = try await Self.start(store, directory: directory)

@@ -11,7 +11,24 @@ struct StateRestartTests {
     /// The frames `reader` receives within `seconds`, ending with a sentinel it posts itself: so "nothing more"
     /// is observed as the sentinel coming next, not as a silence timed out.
     static func frames(until sentinel: String, on reader: WireClient, after seconds: Double) throws -> [Frame] {
+        // Waits out a will that must not come: an absence has no event to wait for.
         Thread.sleep(forTimeInterval: seconds)
+        return try framesUpTo(sentinel, on: reader)
+    }
+
+    /// Reads until a notification named `name` has come (each read bounded by the client's 10 s receive timeout),
+    /// then posts `sentinel` and reads up to it: every frame before the sentinel, so a second `name` shows too.
+    static func frames(afterSeeing name: String, sentinel: String, on reader: WireClient) throws -> [Frame] {
+        var frames: [Frame] = []
+        while true {
+            guard let frame = try reader.receive() else { throw TestFailure("the daemon closed the connection") }
+            frames.append(frame)
+            if case .notify(let notify) = frame, notify.name == name { break }
+        }
+        return try frames + framesUpTo(sentinel, on: reader)
+    }
+
+    private static func framesUpTo(_ sentinel: String, on reader: WireClient) throws -> [Frame] {
         try reader.send(.post(.init(request: 0, name: sentinel, payload: Array("end".utf8), retain: false)))
         var frames: [Frame] = []
         while let frame = try reader.receive() {
@@ -57,7 +74,9 @@ struct StateRestartTests {
         let first = try await TestDaemon.start(arguments: arguments, directory: directory)
         let client = try ChildProcess(
             TestBinaries.path("herald"),
-            ["observe", "chat.room", "--ready", "--will", "presence.crash", "--will-delay", "2"],
+            // 8 s: the reader below must subscribe before the restarted daemon posts it, and a whole parallel run
+            // on two cores can take seconds to start a daemon and connect.
+            ["observe", "chat.room", "--ready", "--will", "presence.crash", "--will-delay", "8"],
             environment: first.environment
         )
         try await client.waitForStderrLine(containing: "ready")
@@ -67,14 +86,16 @@ struct StateRestartTests {
         let second = try await TestDaemon.start(arguments: arguments, directory: directory)
         let reader = try WireClient.ready(socketPath: second.socketPath)
         try reader.subscribe(1, "presence.*")
-        let frames = try Self.frames(until: "presence.sentinel", on: reader, after: 4.5)
+        let frames = try await blocking {
+            try Self.frames(afterSeeing: "presence.crash", sentinel: "presence.sentinel", on: reader)
+        }
         #expect(Self.presenceNotifications(frames, named: "presence.crash") == 1)
         // And once only: a third daemon on the same log has no will left.
         try await second.stop()
         let third = try await TestDaemon.start(arguments: arguments, directory: directory)
         let again = try WireClient.ready(socketPath: third.socketPath)
         try again.subscribe(1, "presence.*")
-        let later = try Self.frames(until: "presence.sentinel", on: again, after: 2.5)
+        let later = try await blocking { try Self.frames(until: "presence.sentinel", on: again, after: 9) }
         #expect(Self.presenceNotifications(later, named: "presence.crash") == 0)
     }
 
@@ -92,11 +113,13 @@ struct StateRestartTests {
         try await client.waitForStdoutLine(containing: "reconnected")
         let reader = try WireClient.ready(socketPath: second.socketPath)
         try reader.subscribe(1, "presence.*")
-        let frames = try Self.frames(until: "presence.sentinel", on: reader, after: 3)
+        let frames = try await blocking { try Self.frames(until: "presence.sentinel", on: reader, after: 3) }
         #expect(Self.presenceNotifications(frames, named: "presence.back") == 0)
         // Its will is the one registered again, and is posted once when the client dies.
         client.signal(SIGKILL)
-        let after = try Self.frames(until: "presence.sentinel", on: reader, after: 3)
+        let after = try await blocking {
+            try Self.frames(afterSeeing: "presence.back", sentinel: "presence.sentinel", on: reader)
+        }
         #expect(Self.presenceNotifications(after, named: "presence.back") == 1)
     }
 
