@@ -27,8 +27,8 @@ struct StateDescriptorStoreTests {
         let writer = try WireClient.ready(socketPath: first.socketPath)
         try writer.post("session.state", "active", retain: true)
         let leaver = try WireClient.ready(socketPath: first.socketPath, client: "leaver")
-        // 8 s: the reader below must subscribe before the restarted daemon posts it, on a loaded machine too.
-        try leaver.registerWill(name: "presence.leaver", payload: "gone", delayMilliseconds: 8000)
+        // Retained, so the reader below sees it however late it subscribes on a loaded machine.
+        try leaver.registerWill(name: "presence.leaver", payload: "gone", delayMilliseconds: 3000, retain: true)
         _ = try await first.stop(signal: SIGKILL)
         try leaver.vanish()
         // The log was the memfd alone: no file beside the socket.
@@ -37,7 +37,7 @@ struct StateDescriptorStoreTests {
         #expect(second.process.stderr.contains("from the stored herald-state-1"))
         // The compacted copy replaced the old one in the store.
         #expect(store.stored.map(\.name) == ["herald-state-2"])
-        // Subscribed first: the will falls due 8 s after the start.
+        // The will falls due 3 s after the start: live if the reader is subscribed by then, else replayed.
         let reader = try WireClient.ready(socketPath: second.socketPath)
         try reader.subscribe(1, "presence.*")
         let environment: [String: String?] = ["HERALD_SOCKET": second.socketPath]
