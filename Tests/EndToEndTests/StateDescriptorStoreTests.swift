@@ -39,11 +39,16 @@ struct StateDescriptorStoreTests {
         #expect(store.stored.map(\.name) == ["herald-state-2"])
         // The will falls due 3 s after the start: live if the reader is subscribed by then, else replayed.
         let reader = try WireClient.ready(socketPath: second.socketPath)
-        try reader.subscribe(1, "presence.*")
+        let replayed = try reader.subscribe(1, "presence.*")
         let environment: [String: String?] = ["HERALD_SOCKET": second.socketPath]
         #expect(try await run("herald", ["get", "session.state"], environment: environment).stdout == "active\n")
         let frames = try await blocking {
-            try StateRestartTests.frames(afterSeeing: "presence.leaver", sentinel: "presence.sentinel", on: reader)
+            try StateRestartTests.frames(
+                afterSeeing: "presence.leaver",
+                sentinel: "presence.sentinel",
+                on: reader,
+                replayed
+            )
         }
         #expect(StateRestartTests.presenceNotifications(frames, named: "presence.leaver") == 1)
         _ = try await second.stop(signal: SIGKILL)
