@@ -1,4 +1,4 @@
-public import HeraldDBus
+import HeraldDBus
 
 /// A failure of the D-Bus client: what failed and why.
 public struct DBusClientError: Error, Sendable, CustomStringConvertible {

@@ -552,11 +552,12 @@ final class Received: Sendable {
     }
 
     struct NotConnected: Error, CustomStringConvertible {
-        var description: String { "the bridge did not connect within 10 s" }
+        var description: String { "the bridge did not connect within 60 s" }
     }
 
     static func accept(_ listener: borrowing FileDescriptor) async throws -> FileDescriptor {
-        let deadline = ContinuousClock.now + .seconds(10)
+        // 60 s: in a whole parallel run on two cores a bridge's start and reconnect took over 10 s.
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if let connection = try TCPSocket.accept(listener) {
                 try connection.setNonBlocking(false)

@@ -96,9 +96,10 @@ import Testing
             // timeouts one after the other.
             #expect(waits.allSatisfy { $0 >= timeout }, "\(waits)")
             #expect(waits.allSatisfy { $0 < timeout * 3 }, "\(waits)")
-            // 2 s of waiting is 200 ticks of 10 ms; with the thread blocked there would be none.
+            // 2 s of waiting is 200 ticks of 10 ms; with the thread blocked there would be none. A whole parallel run
+            // on two cores let the ticker run 16 times.
             let ticks = ticksWhileWaiting.value.load(ordering: .relaxed)
-            #expect(ticks >= 20, "\(ticks)")
+            #expect(ticks >= 5, "\(ticks)")
             // The daemon answers again: a new connect works.
             let herald = try await connect(daemon)
             #expect(herald.isConnected)
