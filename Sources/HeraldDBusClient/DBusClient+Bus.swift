@@ -1,4 +1,4 @@
-public import HeraldDBus
+import HeraldDBus
 
 extension DBusClient {
     /// A change of a bus name's owner, from `NameOwnerChanged`.
