@@ -90,6 +90,28 @@ extension Broker {
     ///
     /// A wildcard pattern's segments bound its memory and what it adds to the matching of every post (a lookup for
     /// its shape, a step per `*`): the sum is charged to the connection and bounded like its queue.
+    /// Why subscription `subscription` to `pattern` may not be added on `id`, in wire.md's order: an id already live,
+    /// the connection's subscription limit, its pattern cost. Nil when it may. `SUBSCRIBE` and `MONITOR` (`**`)
+    /// both ask.
+    func subscriptionRefusal(_ subscription: UInt32, _ pattern: Pattern, on id: ConnectionID) -> WireError? {
+        let subscriptions = connections[id.rawValue]!.subscriptions
+        guard subscriptions[subscription] == nil else {
+            return WireError(
+                .duplicateSubscription,
+                "subscription \(subscription) is already live on this connection",
+                request: subscription
+            )
+        }
+        guard subscriptions.count < configuration.bounds.maxSubscriptions else {
+            return WireError(
+                .tooManySubscriptions,
+                "this connection already holds \(subscriptions.count) subscriptions, the limit",
+                request: subscription
+            )
+        }
+        return patternCostRefusal(pattern, request: subscription, on: id)
+    }
+
     func patternCostRefusal(_ pattern: Pattern, request: UInt32, on id: ConnectionID) -> WireError? {
         let held = connections[id.rawValue]!.patternCost
         guard held + pattern.cost > configuration.bounds.maxPatternCost else { return nil }

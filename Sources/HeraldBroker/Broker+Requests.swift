@@ -4,28 +4,7 @@ import HeraldWire
 /// for (Broker+Refusals) before it changes anything, so a refusal leaves the connection as it was.
 extension Broker {
     mutating func handleSubscribe(_ subscribe: Frame.Subscribe, on id: ConnectionID) -> Action {
-        let subscriptions = connections[id.rawValue]!.subscriptions
-        guard subscriptions[subscribe.subscription] == nil else {
-            return refuse(
-                id,
-                WireError(
-                    .duplicateSubscription,
-                    "subscription \(subscribe.subscription) is already live on this connection",
-                    request: subscribe.subscription
-                )
-            )
-        }
-        guard subscriptions.count < configuration.bounds.maxSubscriptions else {
-            return refuse(
-                id,
-                WireError(
-                    .tooManySubscriptions,
-                    "this connection already holds \(subscriptions.count) subscriptions, the limit",
-                    request: subscribe.subscription
-                )
-            )
-        }
-        if let error = patternCostRefusal(subscribe.pattern, request: subscribe.subscription, on: id) {
+        if let error = subscriptionRefusal(subscribe.subscription, subscribe.pattern, on: id) {
             return refuse(id, error)
         }
         addSubscription(
@@ -134,28 +113,7 @@ extension Broker {
             )
         }
         // The rest is SUBSCRIBE `**`'s (wire.md, MONITOR): the same errors, in the same order.
-        let subscriptions = connections[id.rawValue]!.subscriptions
-        guard subscriptions[monitor.request] == nil else {
-            return refuse(
-                id,
-                WireError(
-                    .duplicateSubscription,
-                    "subscription \(monitor.request) is already live on this connection",
-                    request: monitor.request
-                )
-            )
-        }
-        guard subscriptions.count < configuration.bounds.maxSubscriptions else {
-            return refuse(
-                id,
-                WireError(
-                    .tooManySubscriptions,
-                    "this connection already holds \(subscriptions.count) subscriptions, the limit",
-                    request: monitor.request
-                )
-            )
-        }
-        if let error = patternCostRefusal(Self.everything, request: monitor.request, on: id) {
+        if let error = subscriptionRefusal(monitor.request, Self.everything, on: id) {
             return refuse(id, error)
         }
         mailboxes[id.rawValue].isMonitor = true
