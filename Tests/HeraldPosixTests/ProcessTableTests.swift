@@ -66,6 +66,12 @@ struct ProcessTableTests {
         #expect(!entry.isZombie)
         #expect(ProcessTable.children(of: getpid()).contains(pid))
         #expect(ProcessTable.tree(of: getpid()).contains(pid))
+        // The report comes when exec closes its pipe, which the kernel does before it has laid out the new image's
+        // environment: /proc/PID/environ can still read empty for a moment (seen once in four runs).
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ProcessTable.environmentValue(of: pid, "HERALD_PLUGIN") == nil && ContinuousClock.now < deadline {
+            usleep(1000)
+        }
         #expect(ProcessTable.environmentValue(of: pid, "HERALD_PLUGIN") == "probe")
         #expect(ProcessTable.environmentValue(of: pid, "HERALD_SOCKET") == nil)
         #expect(ProcessTable.allPIDs().contains(pid))
