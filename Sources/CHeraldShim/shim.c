@@ -423,22 +423,32 @@ int herald_socket_unix_datagram(void) {
 #endif
 }
 
-ssize_t herald_sendto_unix(int fd, const char *address, size_t address_len, const void *buffer, size_t length) {
-    struct sockaddr_un target;
-    memset(&target, 0, sizeof target);
-    if (address_len == 0 || address_len + 1 > sizeof target.sun_path) {
+// Fills `target` with the datagram address `address` (a path, or '@' and an abstract name) and sets its length.
+// Returns -1 with errno set for an empty or too long address.
+static int herald_unix_target(
+    const char *address, size_t address_len, struct sockaddr_un *target, socklen_t *target_length
+) {
+    memset(target, 0, sizeof *target);
+    if (address_len == 0 || address_len + 1 > sizeof target->sun_path) {
         errno = address_len == 0 ? EINVAL : ENAMETOOLONG;
         return -1;
     }
-    target.sun_family = AF_UNIX;
-    memcpy(target.sun_path, address, address_len);
-    socklen_t target_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + address_len);
+    target->sun_family = AF_UNIX;
+    memcpy(target->sun_path, address, address_len);
+    *target_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + address_len);
     if (address[0] == '@') {
         // An abstract address: the kernel's name starts with a NUL and is exactly address_len bytes long.
-        target.sun_path[0] = '\0';
+        target->sun_path[0] = '\0';
     } else {
-        target_length += 1;
+        *target_length += 1;
     }
+    return 0;
+}
+
+ssize_t herald_sendto_unix(int fd, const char *address, size_t address_len, const void *buffer, size_t length) {
+    struct sockaddr_un target;
+    socklen_t target_length;
+    if (herald_unix_target(address, address_len, &target, &target_length) < 0) return -1;
     return sendto(fd, buffer, length, HERALD_SEND_FLAGS, (const struct sockaddr *)&target, target_length);
 }
 
@@ -446,19 +456,8 @@ ssize_t herald_sendto_unix_with_fd(
     int fd, const char *address, size_t address_len, const void *buffer, size_t length, int passed
 ) {
     struct sockaddr_un target;
-    memset(&target, 0, sizeof target);
-    if (address_len == 0 || address_len + 1 > sizeof target.sun_path) {
-        errno = address_len == 0 ? EINVAL : ENAMETOOLONG;
-        return -1;
-    }
-    target.sun_family = AF_UNIX;
-    memcpy(target.sun_path, address, address_len);
-    socklen_t target_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + address_len);
-    if (address[0] == '@') {
-        target.sun_path[0] = '\0';
-    } else {
-        target_length += 1;
-    }
+    socklen_t target_length;
+    if (herald_unix_target(address, address_len, &target, &target_length) < 0) return -1;
     struct iovec part = {.iov_base = (void *)buffer, .iov_len = length};
     union {
         char bytes[CMSG_SPACE(sizeof(int))];
