@@ -8,8 +8,8 @@ import Testing
 /// once-a-second tick woke it forever.
 ///
 /// Not counted: libdispatch's manager thread, which runs the workqueue monitor once a second for as long as the
-/// process lives once any dispatch worker has run (README, "An idle Herald"); it is libdispatch's, and the bridge's
-/// start-up (async main, the library's handshake) uses the global executor before the bridge runs.
+/// process lives once any dispatch worker has run (README, "An idle Herald"); it is libdispatch's, and async main and
+/// every Herald request's timeout (a `Task` that sleeps) use the global executor.
 @Suite struct MQTTBridgeIdleTests {
     /// The threads the bridge's own code runs on: the main thread (named after the executable) and the threads it
     /// names.
