@@ -11,6 +11,9 @@
 #               rate = messages / (first send .. last delivery);
 #   latency:    LAT_MESSAGES=1000 messages at LAT_RATE=500/s; receive time minus the send time carried in the payload.
 # QOS=1 (the bridge's default) is used by the bridges and by mosquitto_pub/mosquitto_sub alike.
+# Then, the bridges idle for IDLE_SECONDS=60 (0 skips it): the context switches of each of their threads over that
+# time, from /proc/PID/task/*/status. The bridges run with --keep-alive KEEP_ALIVE=300, so that the keep-alive's
+# PINGREQ (every KEEP_ALIVE/2 s, which MQTT requires) falls outside the idle window.
 # Each run also records the CPU % (100 = one core) of every process on its path, from /proc/PID/stat.
 # Needs mosquitto, mosquitto-clients, jq (installed with apt-get when missing, like compare.sh) and a Swift
 # toolchain; the release products go to .build-bench. Everything it starts it stops (trap EXIT), every run is
@@ -19,8 +22,9 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 ROUNDS=${ROUNDS:-3} MESSAGES=${MESSAGES:-20000} LAT_MESSAGES=${LAT_MESSAGES:-1000} LAT_RATE=${LAT_RATE:-500}
-QOS=${QOS:-1}
-SWIFT_BIN=$ROOT/.build-bench/release
+QOS=${QOS:-1} IDLE_SECONDS=${IDLE_SECONDS:-60} KEEP_ALIVE=${KEEP_ALIVE:-300}
+# BIN=DIR runs the products already in DIR (an earlier build, for a before/after pair) and builds nothing.
+SWIFT_BIN=${BIN:-$ROOT/.build-bench/release}
 OUT=${OUT:-$ROOT/Benchmarks/build/mqtt-bridge.jsonl}
 log() { echo "mqtt-bridge.sh: $*" >&2; }
 
@@ -56,11 +60,13 @@ cpu_json() { # cpu_json "NAMES" "BEFORE" "AFTER" NANOSECONDS: {"name": pct, ...}
 # ---- build ----
 deps || { log "installing the measuring tools failed"; exit 1; }
 MOSQUITTO=$(command -v mosquitto || echo /usr/sbin/mosquitto)
-log "building heraldd, herald-mqtt-bridge and herald-bench (release, .build-bench)"
-for product in heraldd herald-mqtt-bridge herald-bench; do
-    swift build -c release --scratch-path "$ROOT/.build-bench" --product "$product" >"$TMP/build.log" 2>&1 \
-        || { cat "$TMP/build.log" >&2; exit 1; }
-done
+if [ -z "${BIN:-}" ]; then
+    log "building heraldd, herald-mqtt-bridge and herald-bench (release, .build-bench)"
+    for product in heraldd herald-mqtt-bridge herald-bench; do
+        swift build -c release --scratch-path "$ROOT/.build-bench" --product "$product" >"$TMP/build.log" 2>&1 \
+            || { cat "$TMP/build.log" >&2; exit 1; }
+    done
+fi
 mkdir -p "$(dirname "$OUT")"
 : > "$OUT"
 
@@ -97,7 +103,7 @@ start_bridge() { # start_bridge NAME ARGS...: sets BRIDGE_${NAME}_PID
     local name=$1
     shift
     "$SWIFT_BIN/herald-mqtt-bridge" --broker "mqtt://127.0.0.1:$PORT" --host-id "host$name" \
-        --socket "$TMP/$name/socket" --qos "$QOS" "$@" 2>>"$TMP/bridge-$name.log" &
+        --socket "$TMP/$name/socket" --qos "$QOS" --keep-alive "$KEEP_ALIVE" "$@" 2>>"$TMP/bridge-$name.log" &
     local pid=$!
     PIDS+=("$pid")
     printf -v "BRIDGE_${name}_PID" %s "$pid"
@@ -230,6 +236,27 @@ for rep in $(seq "$ROUNDS"); do
     done
 done
 
+# ---- idle: every thread's context switches over IDLE_SECONDS, per bridge ----
+switches() { # switches PID: "NAME/TID COUNT" per thread
+    local t
+    for t in /proc/"$1"/task/*; do
+        printf '%s/%s %s\n' "$(cat "$t/comm" 2>/dev/null)" "${t##*/}" \
+            "$(awk '/ctxt_switches/ {s += $2} END {print s + 0}' "$t/status" 2>/dev/null)"
+    done | sort
+}
+IDLE_LINE=""
+if [ "$IDLE_SECONDS" -gt 0 ]; then
+    sleep 2 # the state's deadline, a second after the last event, is the last thing pending
+    idle_a=$(switches "$BRIDGE_A_PID") idle_b=$(switches "$BRIDGE_B_PID")
+    log "idle for $IDLE_SECONDS s"
+    sleep "$IDLE_SECONDS"
+    idle_line() { # idle_line BEFORE AFTER: "name n, ..." and the total
+        join <(echo "$1") <(echo "$2") | awk '{d = $3 - $2; total += d; out = out (out == "" ? "" : ", ") $1 " " d}
+            END {printf "%d (%s)", total, out}'
+    }
+    IDLE_LINE="idle wake-ups in $IDLE_SECONDS s (context switches per thread, name/tid): bridge A $(idle_line "$idle_a" "$(switches "$BRIDGE_A_PID")"); bridge B $(idle_line "$idle_b" "$(switches "$BRIDGE_B_PID")")"
+fi
+
 # ---- the table: medians over the rounds ----
 echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) cores; $ROUNDS rounds, QoS $QOS, $MESSAGES messages" \
     "(throughput), $LAT_MESSAGES at $LAT_RATE/s (latency), 64-byte payloads; results in $OUT"
@@ -252,3 +279,4 @@ jq -s -r '
       "CPU during throughput (median % of one core): herald-bridge: \(cpu("herald-bridge"; "throughput"))",
       "                                              mosquitto-alone: \(cpu("mosquitto-alone"; "throughput"))"
 ' "$OUT"
+if [ -n "$IDLE_LINE" ]; then echo; echo "$IDLE_LINE"; fi

@@ -39,6 +39,8 @@ extension Connection {
     ) {
         executor.resources.threads.add(1, ordering: .relaxed)
         let thread = Thread {
+            // Foundation's `Thread.name` does not reliably reach the kernel on Linux (ThreadName).
+            ThreadName.setCurrent("herald-reader")
             defer { executor.resources.threads.subtract(1, ordering: .relaxed) }
             let connection: Connection
             do throws(HeraldError) {
@@ -71,7 +73,6 @@ extension Connection {
             continuation.resume(returning: .success(connection))
             connection.runReader(maxPayload: Int(connection.welcome.maxPayload))
         }
-        thread.name = "herald-reader"
         thread.start()
     }
 

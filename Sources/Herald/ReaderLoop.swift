@@ -4,8 +4,9 @@ import HeraldPosix
 import Glibc
 import Synchronization
 
-/// One thread of a ``Herald/ReaderGroup``: an epoll loop over the sockets of the connections it was given, which
-/// also runs the jobs of the tasks that prefer their ``Herald/taskExecutor`` and writes their outgoing buffers.
+/// One thread of a ``Herald/ReaderGroup``: an ``EventLoop`` (HeraldPosix's, the one heraldd and the bridges run on)
+/// over the sockets of the connections it was given, which also runs the jobs of the tasks that prefer their
+/// ``Herald/taskExecutor`` and writes their outgoing buffers.
 ///
 /// Per turn, the thread:
 /// 1. adopts the connections handed to it since the last turn (``register(_:)``);
@@ -13,23 +14,23 @@ import Synchronization
 /// 3. writes the outgoing buffers writers asked it to write (``requestOutput(_:)``), after those jobs, so the posts
 ///    they made go out together, and again after each read and job, so a publisher sharing the thread with busy
 ///    subscribers is not held up for a whole turn;
-/// 4. waits in `epoll_wait` for input on any socket, room in a socket whose output is blocked, or its eventfd (a job
-///    or a write asked for from another thread while it waits signals it, once per wait), then reads each ready
-///    socket once, at most one receive buffer's worth, so a busy connection cannot starve the others.
+/// 4. waits in the loop for input on any socket, room in a socket whose output is blocked, or its waker (a job or a
+///    write asked for from another thread while it waits wakes it, once per wait), then reads each ready socket
+///    once, at most one receive buffer's worth, so a busy connection cannot starve the others.
 ///
 /// Nothing on the thread blocks on one connection: sockets are non-blocking, a stream whose consumer does not keep up
 /// drops by its buffering policy rather than waiting, and output a socket refuses waits for `EPOLLOUT`, bounded by
 /// `requestTimeout`. The thread starts with the loop's first connection and ends once it has none and no job is
-/// queued; the epoll instance and the eventfd, made with the first connection, stay with the loop.
+/// queued; the event loop, made with the first connection, stays with the reader loop.
 final class ReaderLoop: Sendable {
     private struct State: ~Copyable {
         /// Whether the thread runs.
         var isRunning = false
         /// The thread while it runs, for ``isLoopThread``.
         var thread: pthread_t?
-        /// Whether the thread waits in `epoll_wait` with a timeout other than 0, so new work must signal the eventfd.
+        /// Whether the thread waits in the loop with a timeout other than 0, so new work must wake it.
         var isWaiting = false
-        /// Whether the eventfd was signalled since the thread last drained it.
+        /// Whether the waker was used since the thread last waited.
         var isSignalled = false
         /// Connections handed over, for the thread to adopt.
         var arrivals: [Connection] = []
@@ -39,7 +40,7 @@ final class ReaderLoop: Sendable {
         var jobs: [(job: UnownedJob, executor: ReaderExecutor)] = []
         /// Connections whose outgoing buffer a writer asked the thread to write.
         var output: [ObjectIdentifier] = []
-        /// The kernel objects, made with the first connection.
+        /// The event loop, made with the first connection.
         var io: LoopIO?
     }
 
@@ -63,7 +64,8 @@ final class ReaderLoop: Sendable {
     /// Hands `connection`, its handshake done and its socket non-blocking, to the loop, which reads it from now on
     /// and starts its thread if it is not running. Its executor's jobs run on the loop's thread from now on.
     ///
-    /// - Throws: `.io` when the epoll instance or the eventfd cannot be made (EMFILE); the connection is not taken.
+    /// - Throws: `.io` when the event loop (an epoll instance and an eventfd) cannot be made (EMFILE); the connection
+    ///   is not taken.
     func register(_ connection: Connection) throws(HeraldError) {
         let owner = ObjectIdentifier(connection)
         let start = try state.withLock { state throws(HeraldError) -> LoopIO? in
@@ -71,7 +73,7 @@ final class ReaderLoop: Sendable {
                 do {
                     state.io = try LoopIO()
                 } catch {
-                    throw HeraldError(.io, "cannot make a reader loop's epoll instance or eventfd: \(error)")
+                    throw HeraldError(.io, "cannot make a reader loop's event loop: \(error)")
                 }
             }
             state.arrivals.append(connection)
@@ -84,8 +86,11 @@ final class ReaderLoop: Sendable {
         // Bound before the caller resumes, so a task it starts at once on the executor runs on the loop's thread.
         connection.executor.bind(owner, to: self)
         guard let io = start else { return }
-        let thread = Thread { [self] in run(io) }
-        thread.name = "herald-reader"
+        let thread = Thread { [self] in
+            // Foundation's `Thread.name` does not reliably reach the kernel on Linux (ThreadName).
+            ThreadName.setCurrent("herald-reader")
+            run(io)
+        }
         thread.start()
     }
 
@@ -114,12 +119,11 @@ final class ReaderLoop: Sendable {
         }
     }
 
-    /// Wakes the thread if it waits; once per wait, so a burst of jobs costs one `write` to the eventfd.
+    /// Wakes the thread if it waits; once per wait, so a burst of jobs costs one `write` to the loop's eventfd.
     private func signal(_ state: inout State) {
         guard state.isWaiting, !state.isSignalled, let io = state.io else { return }
         state.isSignalled = true
-        // A non-blocking eventfd, drained once per wait, cannot reach its maximum: this does not fail.
-        try? io.wakeup.signal()
+        io.waker.wake()
     }
 
     // MARK: The loop's thread
@@ -138,8 +142,6 @@ final class ReaderLoop: Sendable {
     private func run(_ io: LoopIO) {
         state.withLock { $0.thread = pthread_self() }
         var readers = LoopReaders()
-        let events = UnsafeMutableBufferPointer<Epoll.Event>.allocate(capacity: 256)
-        defer { events.deallocate() }
         // Output to write again at once (a writer writes at most two batches per call, then reads come first).
         var again: [ObjectIdentifier] = []
         while true {
@@ -194,24 +196,27 @@ final class ReaderLoop: Sendable {
             }
             let count: Int
             do {
-                count = try io.epoll.wait(into: events, timeoutMilliseconds: timeout)
+                // The loop drains its waker itself when the wait reports it.
+                count = try io.loop.wait(timeoutMilliseconds: timeout)
             } catch {
                 // Only a bad argument fails epoll_wait: a bug, not something a connection did.
                 preconditionFailure("a reader loop's epoll_wait failed: \(error)")
             }
             state.withLock { state in
                 state.isWaiting = false
-                if state.isSignalled {
-                    state.isSignalled = false
-                    _ = try? io.wakeup.drain()
-                }
+                // A wake-up that came after the wait returned is still in the eventfd: the next wait returns at once
+                // for it, one turn early, which loses nothing.
+                state.isSignalled = false
             }
-            for event in events[..<count] where event.data != LoopIO.wakeupKey {
-                guard let reader = readers[key: event.data] else { continue }
-                if event.events.contains(.writable) {
+            for index in 0..<count {
+                // Wake-ups need nothing more: the jobs and requests they stand for are read at the next turn.
+                guard case .ready(let key, let events) = io.loop.event(at: index),
+                    let reader = readers[key: key]
+                else { continue }
+                if events.contains(.writable) {
                     write(reader, io, &readers, again: &again)
                 }
-                if !event.events.intersection([.readable, .hangup, .error, .readHangup]).isEmpty {
+                if !events.intersection([.readable, .hangup, .error, .readHangup]).isEmpty {
                     if let ending = reader.connection.readOnce(&reader.read) {
                         end(reader, ending, in: &readers, io)
                     }
@@ -256,7 +261,7 @@ final class ReaderLoop: Sendable {
         let reader = LoopReader(connection: connection, key: readers.nextKey())
         readers.insert(reader)
         do {
-            try io.epoll.add(connection.socket.rawValue, events: [.readable, .readHangup], data: reader.key)
+            try io.loop.register(connection.socket.rawValue, interest: [.readable, .readHangup], handler: reader.key)
         } catch {
             end(reader, HeraldError(.io, "cannot watch the connection's socket: \(error)"), in: &readers, io)
         }
@@ -285,32 +290,31 @@ final class ReaderLoop: Sendable {
         reader.watchesOutput = watch
         let events: Epoll.Events = watch ? [.readable, .readHangup, .writable] : [.readable, .readHangup]
         // The socket is watched until its reader ends; a failure here is ENOMEM, and the deadline still holds.
-        try? io.epoll.modify(reader.connection.socket.rawValue, events: events, data: reader.key)
+        try? io.loop.setInterest(events, for: reader.connection.socket.rawValue)
     }
 
-    /// The connection's reading is over: its socket leaves the epoll instance (before the connection can be freed
-    /// and the descriptor's number reused), the loop forgets it, and it ends for `reason`.
+    /// The connection's reading is over: its socket leaves the event loop (before the connection can be freed and
+    /// the descriptor's number reused), the reader loop forgets it, and it ends for `reason`.
     private func end(_ reader: LoopReader, _ reason: HeraldError, in readers: inout LoopReaders, _ io: LoopIO) {
-        try? io.epoll.remove(reader.connection.socket.rawValue)
+        io.loop.deregister(reader.connection.socket.rawValue)
         readers.remove(reader)
         state.withLock { _ = $0.reading.remove(reader.owner) }
         reader.connection.readerEnded(reason)
     }
 }
 
-/// A loop's kernel objects: its epoll instance and the eventfd that wakes it.
+/// A reader loop's event loop and the waker other threads use. A class, since the loop is not copyable and the
+/// reader loop's state hands it to the thread.
 final class LoopIO: @unchecked Sendable {
-    /// The `data` word of the eventfd's registration; connections' keys start at 1.
-    static let wakeupKey: UInt64 = 0
-
-    /// Waited on, and changed, by the loop's thread alone (`wait` is mutating).
-    var epoll: Epoll
-    let wakeup: EventFD
+    /// Waited on, and changed, by the reader loop's thread alone; handlers are the connections' keys.
+    var loop: EventLoop<UInt64>
+    /// Safe from any thread.
+    let waker: EventLoop<UInt64>.Waker
 
     init() throws(SystemError) {
-        epoll = try Epoll()
-        wakeup = try EventFD()
-        try epoll.add(wakeup.rawValue, events: [.readable], data: Self.wakeupKey)
+        var made = try EventLoop<UInt64>()
+        waker = try made.makeWaker()
+        loop = made
     }
 }
 
@@ -318,7 +322,7 @@ final class LoopIO: @unchecked Sendable {
 final class LoopReader {
     let connection: Connection
     let owner: ObjectIdentifier
-    /// The `data` word of the socket's epoll registration.
+    /// The socket's handler in the event loop.
     let key: UInt64
     var read: ReadState
     /// When blocked output makes the daemon count as not reading (monotonic nanoseconds); nil while output flows.
@@ -334,7 +338,7 @@ final class LoopReader {
     }
 }
 
-/// A loop's connections by epoll key and by connection, and those whose output is blocked.
+/// A loop's connections by key and by connection, and those whose output is blocked.
 struct LoopReaders {
     private var byKey: [UInt64: LoopReader] = [:]
     private var byOwner: [ObjectIdentifier: LoopReader] = [:]
@@ -344,7 +348,7 @@ struct LoopReaders {
 
     var isEmpty: Bool { byKey.isEmpty }
 
-    /// A key never used before; 0 is the eventfd's.
+    /// A key never used before.
     mutating func nextKey() -> UInt64 {
         lastKey += 1
         return lastKey

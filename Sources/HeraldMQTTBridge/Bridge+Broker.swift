@@ -16,7 +16,6 @@ extension Bridge {
             backoff = .milliseconds(100)
             maxInflight = min(Int(connack.properties.receiveMaximum ?? 65_535), 1000)
             brokerMaximumPacketSize = connack.properties.maximumPacketSize.map(Int.init)
-            keepAliveSeconds = connack.properties.serverKeepAlive ?? options.keepAlive
             logger.notice("connected to mqtt://\(options.host):\(options.port)")
             subscribe()
             publishPresence()
@@ -34,13 +33,12 @@ extension Bridge {
             } else {
                 logger.notice("subscribed to \(suback.reasonCodes.count) filters")
             }
-        case .pingresp:
-            pingSent = nil
         case .disconnect(let disconnect):
             logger.warning(
                 "the broker disconnected: \(disconnect.reasonCode) \(disconnect.properties.reasonString ?? "")"
             )
-        case .pubrec, .pubrel, .pubcomp, .unsuback:
+        case .pubrec, .pubrel, .pubcomp, .unsuback, .pingresp:
+            // PINGRESP: the keep-alive is BridgeIO's.
             break
         case .connect, .subscribe, .unsubscribe, .pingreq, .auth:
             logger.error("the broker sent \(packet.type), which a server does not send")

@@ -12,9 +12,11 @@ extension Bridge {
         chosen.reserveCapacity(batch.count)
         for notification in batch {
             if let notice = notification.notice {
-                // A new daemon numbers its posts from 1 again.
+                // Reconnected to heraldd: post the state again. heraldd's state survives its restart (issue 31), but
+                // what it holds of ours is the last post before the loss, or the will's "connected": false; neither
+                // is the counts now. A new daemon numbers its posts from 1 again, which `importedKeys` allows for
+                // (the daemon's pid is part of a key).
                 if notice == .reconnected {
-                    // The new daemon has no retained state of ours.
                     await postState()
                 }
                 continue

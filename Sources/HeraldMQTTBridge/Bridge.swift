@@ -5,8 +5,9 @@ import HeraldMQTT
 public import HeraldPosix
 
 /// The bridge between one Herald daemon and one MQTT broker: a plain Herald client on one side, an MQTT 5 client on
-/// the other. Every event (a local notification, a packet, the broker connection's end, a timer) goes through one
-/// stream to one loop, which owns all the state.
+/// the other. Every event (a local notification, a packet, the broker connection's end, a deadline) goes through one
+/// stream to one loop, which owns all the state. The broker connection and the deadlines are served by ``BridgeIO``,
+/// an event loop that wakes only for something pending: nothing in the bridge ticks.
 ///
 /// Loop-free: posts this process made are not exported (their sender pid is ours); MQTT subscriptions use No
 /// Local; a message whose origin host is this host is not imported; a message seen before (same origin, daemon
@@ -16,9 +17,17 @@ public final class Bridge {
         /// Notifications wait in `inbox`.
         case local
         case exporting(String)
-        case link(generation: Int, MQTTLink.Event)
+        case link(generation: Int, LinkEvent)
         case reconnect(generation: Int)
-        case tick
+        /// The state's deadline: a second after an event, post the state if it changed.
+        case stateDue
+    }
+
+    enum LinkEvent: Sendable {
+        /// The packets of one read, in their order.
+        case packets([Packet])
+        /// The connection ended; the reason is for the log.
+        case closed(String)
     }
 
     /// The user properties an exported message carries.
@@ -51,6 +60,8 @@ public final class Bridge {
     var output: [UInt8] = []
 
     var link: MQTTLink?
+    /// The broker connection's thread and the deadlines' loop, from `run`.
+    private var io: BridgeIO?
     var generation = 0
     var connected = false
     var backoff = Duration.milliseconds(100)
@@ -60,12 +71,6 @@ public final class Bridge {
     /// The packet identifiers of QoS 1 messages imported from the last read, whose PUBACK waits for heraldd
     /// (`acknowledgeImports`).
     var pendingAcknowledgements: [UInt16] = []
-    /// The Keep Alive in force: ours, or the broker's Server Keep Alive, which overrides it (§3.2.2.3.14).
-    var keepAliveSeconds: UInt16 = 0
-    /// When the connection now waiting for its CONNACK was started.
-    private var connectStarted: ContinuousClock.Instant?
-    private var lastSent = ContinuousClock.now
-    var pingSent: ContinuousClock.Instant?
     var lastSubscribeIdentifier: UInt16 = 0
     var refused: UInt64 = 0
     /// Exported messages refused for the broker's Maximum Packet Size.
@@ -81,8 +86,10 @@ public final class Bridge {
     /// The retained values this bridge stored for other hosts, bounded.
     var retainedImports: ImportedRetained
     var logLimiter = LogLimiter()
-    /// The counts in the last state posted, so a tick posts only a change.
+    /// The counts in the last state posted, so that only a change is posted.
     private var lastPostedState: [String: JSONValue] = [:]
+    /// Whether `.stateDue` is scheduled.
+    private var stateDueArmed = false
 
     /// Creates a bridge on a connected Herald.
     public init(
@@ -129,6 +136,26 @@ public final class Bridge {
     /// Runs until the Herald connection is closed for good.
     public func run() async {
         let continuation = self.continuation
+        let io: BridgeIO
+        do {
+            io = try BridgeIO { event in
+                switch event {
+                case .packets(let generation, let packets):
+                    continuation.yield(.link(generation: generation, .packets(packets)))
+                case .closed(let generation, let reason):
+                    continuation.yield(.link(generation: generation, .closed(reason)))
+                case .deadline(.state):
+                    continuation.yield(.stateDue)
+                case .deadline(.reconnect(let generation)):
+                    continuation.yield(.reconnect(generation: generation))
+                }
+            }
+        } catch {
+            logger.error("cannot start the bridge's event loop: \(error)")
+            return
+        }
+        self.io = io
+        defer { io.stop() }
         if !options.exports.isEmpty {
             let exports = options.exports
             let herald = self.herald
@@ -154,17 +181,18 @@ public final class Bridge {
                 }
             }
         }
-        Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                continuation.yield(.tick)
-            }
-        }
         await postState()
         connect()
         for await event in events {
             await handle(event)
             flush()
+            if case .stateDue = event { continue }
+            // The counts changed, or may have: posted a second from now at most, once for all events until then.
+            // Armed only after an event, so an idle bridge has nothing scheduled.
+            if !stateDueArmed {
+                stateDueArmed = true
+                io.schedule(.state, after: .seconds(1))
+            }
         }
     }
 
@@ -191,8 +219,8 @@ public final class Bridge {
             }
         case .reconnect(let eventGeneration):
             if eventGeneration == generation && link == nil { connect() }
-        case .tick:
-            keepAlive()
+        case .stateDue:
+            stateDueArmed = false
             // The counts, at most once a second and only when they changed: bridge.mqtt.HOSTID follows a flood.
             if state() != lastPostedState { await postState() }
             let importDropped = backlog.dropped
@@ -207,6 +235,7 @@ public final class Bridge {
     // MARK: The broker connection
 
     private func connect() {
+        guard let io else { return }
         generation += 1
         let current = generation
         var willProperties = Properties()
@@ -238,25 +267,28 @@ public final class Bridge {
             username: options.username,
             password: password
         )
-        let continuation = self.continuation
         output.removeAll()
+        let first: [UInt8]
         do {
-            link = try MQTTLink(
+            first = try Packet.connect(connect).encode()
+        } catch {
+            logger.error("cannot encode CONNECT: \(error)")
+            scheduleReconnect()
+            return
+        }
+        io.connect(
+            generation: current,
+            BridgeIO.Settings(
                 host: options.host,
                 port: options.port,
-                first: try Packet.connect(connect).encode(),
+                first: first,
                 maximumPacketSize: Self.maximumPacketSize,
-                backlog: backlog
-            ) { event in
-                continuation.yield(.link(generation: current, event))
-            }
-            lastSent = .now
-            pingSent = nil
-            connectStarted = .now
-        } catch {
-            logger.error("cannot start a connection to the broker: \(error)")
-            scheduleReconnect()
-        }
+                keepAlive: options.keepAlive,
+                backlog: backlog,
+                started: SystemClock.monotonicNanoseconds()
+            )
+        )
+        link = MQTTLink(io: io, generation: current)
     }
 
     /// The largest packet accepted from the broker: a Herald payload is at most a few MiB.
@@ -284,12 +316,11 @@ public final class Bridge {
         }
     }
 
-    /// Hands everything encoded since the last flush to the link in one write, one wake-up of its thread.
+    /// Writes everything encoded since the last flush in one `send`, from this thread: no hand-off to another.
     func flush() {
         guard let link, !output.isEmpty else { return }
         link.send(output)
         output.removeAll(keepingCapacity: true)
-        lastSent = .now
     }
 
     func linkClosed(_ reason: String) async {
@@ -302,37 +333,9 @@ public final class Bridge {
     }
 
     private func scheduleReconnect() {
-        let current = generation
         let delay = backoff
         backoff = min(backoff * 2, .seconds(30))
-        let continuation = self.continuation
-        Task {
-            try? await Task.sleep(for: delay)
-            continuation.yield(.reconnect(generation: current))
-        }
-    }
-
-    private func keepAlive() {
-        guard let link else { return }
-        // A broker that takes the connection but never answers CONNECT would otherwise hold the bridge forever.
-        if !connected, let connectStarted, ContinuousClock.now - connectStarted > .seconds(Int(options.keepAlive)) {
-            logger.warning("the broker did not answer CONNECT within \(options.keepAlive) seconds")
-            self.connectStarted = nil
-            link.close()
-            return
-        }
-        guard connected else { return }
-        guard keepAliveSeconds > 0 else { return }
-        let period = Duration.seconds(Int(keepAliveSeconds))
-        if let pingSent, ContinuousClock.now - pingSent > period {
-            logger.warning("the broker did not answer PINGREQ within \(period)")
-            link.close()
-            return
-        }
-        if pingSent == nil && ContinuousClock.now - lastSent >= period / 2 {
-            send(.pingreq)
-            pingSent = .now
-        }
+        io?.schedule(.reconnect(generation: generation), after: delay)
     }
 
     // MARK: State
