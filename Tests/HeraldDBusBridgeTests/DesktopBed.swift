@@ -182,19 +182,48 @@ final class DesktopBed: Sendable {
         )
     }
 
-    /// A screen saver at `name`, `path`, `interface`, whose GetActive answers `active`.
+    /// A screen saver at `name`, `path`, `interface`, whose GetActive answers `active` from the start.
     func startScreenSaver(_ name: String, _ path: String, _ interface: String, active: Bool = false) async throws {
-        try await startMock(name, on: .session, owning: name, [name, path, interface])
-        _ = try await mockCall(
-            .session,
-            name,
-            path,
-            "AddMethod",
-            [
-                .string(""), .string("GetActive"), .string(""), .string("b"),
-                .string("ret = \(active ? "True" : "False")"),
-            ]
+        let template = try writeTemplate(
+            name: name,
+            path: path,
+            interface: interface,
+            load: "mock.AddMethod(MAIN_IFACE, 'GetActive', '', 'b', 'ret = \(active ? "True" : "False")')"
         )
+        try await startMock(name, on: .session, owning: name, ["-t", template])
+    }
+
+    /// An MPRIS player at `org.mpris.MediaPlayer2.NAME`, stopped, with no metadata.
+    func startPlayer(_ name: String) async throws {
+        let template = try writeTemplate(
+            name: "org.mpris.MediaPlayer2.\(name)",
+            path: "/org/mpris/MediaPlayer2",
+            interface: "org.mpris.MediaPlayer2.Player",
+            load: """
+                mock.AddProperties(MAIN_IFACE, dbus.Dictionary({'PlaybackStatus': 'Stopped', \
+                'Metadata': dbus.Dictionary({}, signature='sv')}, signature='sv'))
+                """
+        )
+        try await startMock(name, on: .session, owning: "org.mpris.MediaPlayer2.\(name)", ["-t", template])
+    }
+
+    /// A dbusmock template of our own, so that the service answers as it should from its first call (the mock's
+    /// control methods could only change it after it owns its name, when the bridge may have asked already).
+    private func writeTemplate(name: String, path: String, interface: String, load: String) throws -> String {
+        let file = daemon.directory.file("mock_\(name.replacingOccurrences(of: ".", with: "_")).py")
+        let text = """
+            import dbus
+            BUS_NAME = '\(name)'
+            MAIN_OBJ = '\(path)'
+            MAIN_IFACE = '\(interface)'
+            SYSTEM_BUS = False
+
+            def load(mock, parameters):
+                \(load)
+
+            """
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
     }
 
     /// Calls a method of dbusmock's control interface.
