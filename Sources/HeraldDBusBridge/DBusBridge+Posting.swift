@@ -34,7 +34,9 @@ extension DBusBridge {
         for reason in reasons {
             refused += 1
             lastError = "refused: \(reason)"
-            if let count = logLimiter.event("refused") {
+            // A line a second for each reason: a flood of one bad property is a few lines, and another reason
+            // meanwhile still gets its own.
+            if let count = logLimiter.event(reason) {
                 logger.warning("refused \(count == 1 ? "" : "\(count) inputs, the last: ")\(reason)")
             }
         }

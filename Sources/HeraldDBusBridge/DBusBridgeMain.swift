@@ -3,8 +3,22 @@ import Herald
 import HeraldCommandLine
 import HeraldPosix
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `herald-dbus-bridge`: parses the command line, connects to heraldd, and runs the bridge.
 public enum DBusBridgeMain {
+    /// Runs the bridge on a thread of its own and never returns: the process exits through ``run(arguments:)``.
+    ///
+    /// Called from a synchronous `main.swift`: an `await` at top level would run the bridge's first steps on the
+    /// global concurrent executor, whose libdispatch worker pool, once started, wakes the process every second.
+    public static func start(arguments: [String]) -> Never {
+        let executor = ThreadExecutor(name: "dbus-bridge")
+        Task(executorPreference: executor) { await run(arguments: arguments) }
+        while true { _ = pause() }
+    }
+
     /// Runs the bridge and exits the process: `--help` and `--version` on stdout with 0, a usage error on stderr with
     /// 64; then 69 when the daemon is unavailable, and 1 for anything else that stops it.
     ///

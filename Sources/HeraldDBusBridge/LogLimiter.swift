@@ -19,6 +19,8 @@ struct LogLimiter: Sendable {
     ///   was logged within the interval (the event is counted towards the next line).
     mutating func event(_ kind: String, at now: ContinuousClock.Instant = .now) -> Int? {
         guard var entry = kinds[kind] else {
+            // Kinds come from what services send: bounded, so that a service inventing reasons cannot grow it.
+            if kinds.count >= 256 { kinds.removeAll() }
             kinds[kind] = Kind(lastLine: now, unlogged: 0)
             return 1
         }
