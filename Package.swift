@@ -167,7 +167,7 @@ let package = Package(
                 "Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd", "herald",
                 "herald-example",
                 "herald-chat-server", "herald-chat", "herald-bench", "ChatCore", "HeraldPlugins", "herald-mqtt-bridge",
-                "HeraldMQTT",
+                "HeraldMQTT", "herald-dbus-bridge",
             ]
         ),
     ],
