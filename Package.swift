@@ -111,7 +111,7 @@ let package = Package(
         // The cost figures of the D-Bus codec and client (issue 29): decoding, signal latency, idle wake-ups.
         .executableTarget(
             name: "herald-dbus-bench",
-            dependencies: ["HeraldDBus", "HeraldDBusClient", "HeraldPosix"],
+            dependencies: ["HeraldDBus", "HeraldDBusClient", "HeraldPosix", "Herald"],
             swiftSettings: strict
         ),
         // The README's Swift program: observes session.* and prints each post with its sender.
