@@ -20,6 +20,17 @@ extension DBusBridge {
         case .lockTimeout(let token):
             let output = lock.lockRequestExpired(token)
             if let line = output.log { logger.notice(line) }
+        case .heraldReconnected:
+            logger.notice("heraldd is back: posting every source's state again")
+            lock = SessionLock(user: user)
+            sleep = SystemSleep()
+            idle = SessionIdle()
+            battery = Battery()
+            network = Network()
+            players = MediaPlayers()
+            for bus in Bus.allCases { await refreshAll(on: bus) }
+            await post(lock.start(at: now()).update)
+            lastState = [:]
         case .heraldEnded:
             break
         }

@@ -43,6 +43,8 @@ public final class DBusBridge {
         case signal(Route, DBusMessage)
         case notify([UInt8])
         case lockTimeout(Int)
+        /// heraldd restarted: its retained values may be gone, so every name is posted again.
+        case heraldReconnected
         case heraldEnded(String)
     }
 
@@ -218,6 +220,10 @@ public final class DBusBridge {
         }
         logger.notice("showing the posts to notify.desktop as desktop notifications")
         for await notification in posts {
+            if notification.name == HeraldNotification.reconnectedNoticeName {
+                deliver(.heraldReconnected, to: continuation, overflow: overflow)
+                continue
+            }
             if notification.notice != nil || notification.isRetained { continue }
             deliver(.notify(notification.payload), to: continuation, overflow: overflow)
         }

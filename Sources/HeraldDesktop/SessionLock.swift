@@ -122,6 +122,9 @@ public struct SessionLock: Sendable {
         let now = now
         let current = state
         if current == .away { pendingLockToken = nil }
+        // While the sources are first read, nothing is posted: a screen saver read as absent before logind is read
+        // would retain a state that is not the session's. start(at:) posts what the reading found.
+        if starting { return output }
         if let posted, posted.state == current, posted.locked == lockedHint { return output }
         let transition = posted.map { $0.state != current } ?? false
         if posted == nil || transition { since = now }
@@ -136,7 +139,7 @@ public struct SessionLock: Sendable {
                 retain: true
             )
         )
-        if transition && !starting {
+        if transition {
             let name = current == .away ? "session.willResignActive" : "session.didBecomeActive"
             output.update.posts.append(
                 DesktopPost(name, ["user": .string(user), "reason": .string(reason)], retain: false)
@@ -146,11 +149,11 @@ public struct SessionLock: Sendable {
         return output
     }
 
-    /// Every source was read once: from now on a change of state is announced. Posts `session.state` if nothing
-    /// did yet (no lock signal source answered), so that it is retained before any change.
+    /// Every source was read once: posts `session.state` as the reading found it, retained before any change, and
+    /// from now on a change of state is announced.
     public mutating func start(at now: String) -> Output {
+        guard starting else { return Output() }
         starting = false
-        guard posted == nil else { return Output() }
         return settle(reason: "start", wasAway: state, at: now)
     }
 }

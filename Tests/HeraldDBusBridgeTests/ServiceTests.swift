@@ -54,6 +54,24 @@ struct ServiceTests {
         await bed.stop()
     }
 
+    @Test func heralddRestartedGetsEverySourcesStateAgain() async throws {
+        let bed = try await DesktopBed.start()
+        try await bed.startLogind(locked: true)
+        try await bed.startUPower(onBattery: true, percentage: 42)
+        let bridge = try await bed.startBridge()
+        try await bed.daemon.stop(signal: SIGKILL)
+        let restarted = try await TestDaemon.start(directory: bed.daemon.directory)
+        defer { restarted.process.signal(SIGKILL) }
+        try await bridge.waitForStderrLine(containing: "heraldd is back")
+        let herald = try await Herald.connect(socketPath: restarted.socketPath)
+        #expect(try await eventually { try await herald.retainedValue(of: "power.battery")?.userInfo?["percentage"] == .number(42) })
+        let state = try await herald.retainedValue(of: "session.state")?.userInfo
+        #expect(state?["state"] == .string("away"), "\(String(describing: state)) \(bridge.stderr)")
+        #expect(try await herald.retainedValue(of: "bridge.dbus") != nil)
+        await herald.close()
+        await bed.stop()
+    }
+
     @Test func anMPRISPlayerIsFollowedAsItAppearsChangesAndLeaves() async throws {
         let bed = try await DesktopBed.start()
         let bridge = try await bed.startBridge()

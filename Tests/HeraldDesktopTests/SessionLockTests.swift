@@ -7,11 +7,15 @@ struct SessionLockTests {
 
     @Test func startPostsTheRetainedStateAloneBeforeAnyChange() {
         var lock = SessionLock(user: "alice")
-        let output = lock.sessionPropertiesChanged(["LockedHint": .boolean(true)], at: "T0")
+        // The first reading: a screen saver found absent, then logind's LockedHint.
+        #expect(names(lock.screenSaverLeft("a /a", at: "T0")).isEmpty)
+        #expect(names(lock.sessionPropertiesChanged(["LockedHint": .boolean(true)], at: "T0")).isEmpty)
+        let output = lock.start(at: "T1")
         #expect(names(output) == ["session.state"])
         #expect(output.update.posts[0].payload?["state"] == .string("away"))
+        #expect(output.update.posts[0].payload?["reason"] == .string("start"))
         #expect(output.update.posts[0].retain)
-        #expect(names(lock.start(at: "T1")).isEmpty)
+        #expect(names(lock.start(at: "T2")).isEmpty)
     }
 
     @Test func lockedHintGivesOneStateAndOneResignAndARepeatGivesNothing() {
