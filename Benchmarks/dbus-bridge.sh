@@ -10,6 +10,9 @@
 #   Benchmarks/dbus-bridge.sh            about 90 s
 #   IDLE=10 COUNT=500 Benchmarks/dbus-bridge.sh
 #
+#   flood:   FLOOD=100000 PropertiesChanged at 100,000 a second from an MPRIS player (herald-dbus-bench flood),
+#            the bridge's CPU over it and the time until the retained value holds the last one.
+#
 # Two private dbus-daemons play the session and the system bus; the services are python-dbusmock's templates
 # (/usr/bin/python3: a pyenv python3 first in PATH does not see the system's packages). Everything it starts it
 # stops (trap EXIT). The release products go to .build-bench.
@@ -34,6 +37,9 @@ for product in heraldd herald-dbus-bridge herald-dbus-bench; do
         || { cat "$TMP/build.log" >&2; exit 1; }
 done
 
+now_ns() { local t=$EPOCHREALTIME; echo $(( ${t/./} * 1000 )); }
+HZ=$(getconf CLK_TCK)
+ticks() { awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; } # user + system clock ticks
 switches() { # switches PID: voluntary + involuntary context switches of every thread
     cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {n += $2} END {print n + 0}'
 }
@@ -81,10 +87,20 @@ BRIDGE=$!
 PIDS+=($BRIDGE)
 wait_for "grep -q 'every source read' $TMP/bridge.log" || fail "the bridge did not read its sources"
 log "$(grep 'every source read' "$TMP/bridge.log")"
+echo "memory at start: herald-dbus-bridge $(awk '/VmRSS/ {printf "VmRSS %.1f MiB", $2 / 1024}' /proc/$BRIDGE/status), $(awk '/^Rss|^Pss:|Anon:/ {printf "%s %.1f MiB ", $1, $2 / 1024}' /proc/$BRIDGE/smaps_rollup)"
 
 # ---- latency (the MPRIS player is herald-dbus-bench itself) ----
 LATENCY=$(timeout 300 "$SWIFT_BIN/herald-dbus-bench" bridge "$COUNT") || fail "herald-dbus-bench bridge failed"
 echo "$LATENCY"
+
+# ---- flood: 100,000 PropertiesChanged a second from a player; the bridge's CPU over it ----
+T0=$(ticks $BRIDGE) N0=$(now_ns)
+FLOOD=$(timeout 300 "$SWIFT_BIN/herald-dbus-bench" flood "${FLOOD:-100000}") || fail "herald-dbus-bench flood failed"
+T1=$(ticks $BRIDGE) N1=$(now_ns)
+echo "$FLOOD"
+echo "flood: the bridge used $(awk -v a="$T0" -v b="$T1" -v hz="$HZ" 'BEGIN {printf "%.2f", (b - a) / hz}') s of CPU in $(awk -v a="$N0" -v b="$N1" 'BEGIN {printf "%.2f", (b - a) / 1e9}') s, RSS $(awk '/VmRSS/ {printf "%.1f MiB", $2 / 1024}' /proc/$BRIDGE/status)"
+FLOODS=$(grep -c "signals came faster" "$TMP/bridge.log")
+echo "flood: the bridge read every source again $FLOODS times (its mailbox overflowed)"
 
 # ---- idle: a player stays on the bus, so that every source is active ----
 cat >"$TMP/player.py" <<'PY'

@@ -9,8 +9,7 @@ extension DBusBridge {
     func startConnecting(_ bus: Bus) {
         let environment = self.environment
         let logger = self.logger
-        let continuation = self.continuation
-        let overflow = self.overflowed
+        let mailbox = self.mailbox
         let rules = self.rules(on: bus)
         let herald = self.herald
         Task(executorPreference: herald.taskExecutor) {
@@ -31,23 +30,23 @@ extension DBusBridge {
                         Task(executorPreference: herald.taskExecutor) {
                             var dropped = 0
                             for await message in signals {
-                                DBusBridge.deliver(.signal(route, message), to: continuation, overflow: overflow)
+                                mailbox.deliver(.signal(route, message), isSignal: true)
                                 let count = signals.droppedCount
                                 if count != dropped {
                                     dropped = count
-                                    overflow.flag.store(true, ordering: .relaxed)
+                                    mailbox.overflowed.store(true, ordering: .relaxed)
                                 }
                             }
                         }
                     }
                     logger.notice("connected to the \(bus.rawValue) bus; \(rules.count) matches set")
-                    DBusBridge.deliver(.connected(bus, client), to: continuation, overflow: overflow)
+                    mailbox.deliver(.connected(bus, client))
                     return
                 } catch {
                     if !said {
                         logger.warning("cannot connect to the \(bus.rawValue) bus: \(error); retrying with backoff")
                         said = true
-                        DBusBridge.deliver(.unreachable(bus), to: continuation, overflow: overflow)
+                        mailbox.deliver(.unreachable(bus))
                     }
                     await DBusBridge.pause(delay)
                     delay = min(delay * 2, .seconds(30))
@@ -70,13 +69,12 @@ extension DBusBridge {
 
     /// Ends the Lock request `token` after `duration`, on a thread of its own (see ``pause(_:)``).
     func armLockTimeout(_ token: Int) {
-        let continuation = self.continuation
-        let overflow = self.overflowed
+        let mailbox = self.mailbox
         let duration = options.lockTimeout
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         Thread.detachNewThread {
             Thread.sleep(forTimeInterval: seconds)
-            DBusBridge.deliver(.lockTimeout(token), to: continuation, overflow: overflow)
+            mailbox.deliver(.lockTimeout(token))
         }
     }
 

@@ -6,9 +6,21 @@ extension DBusBridge {
     /// The retained name of the bridge's own state.
     public static let stateName = "bridge.dbus"
 
-    /// Makes a source's posts, in order, and logs its refusals.
+    /// Queues a source's posts for the end of the batch, and logs its refusals.
     func post(_ update: SourceUpdate) async {
-        for item in update.posts {
+        pendingPosts += update.posts
+        if !update.refusals.isEmpty { await refuse(update.refusals) }
+    }
+
+    /// Makes the batch's posts, in order; of a retained name's values only the last, in the place of the last: a
+    /// flood of changes costs one post per name and batch, and the retained value ends where the source did.
+    func flushPosts() async {
+        guard !pendingPosts.isEmpty else { return }
+        var last: [String: Int] = [:]
+        for (index, item) in pendingPosts.enumerated() where item.retain { last[item.name] = index }
+        let batch = pendingPosts
+        pendingPosts = []
+        for (index, item) in batch.enumerated() where !item.retain || last[item.name] == index {
             do {
                 if let payload = item.payload {
                     try await herald.post(item.name, userInfo: payload.mapValues(\.heraldJSON), retain: item.retain)
@@ -26,7 +38,6 @@ extension DBusBridge {
                 recordError("cannot post \(item.name): \(error)")
             }
         }
-        if !update.refusals.isEmpty { await refuse(update.refusals) }
     }
 
     /// Counts and logs refused input (a property of the wrong type, a malformed notify.desktop), a line a second.

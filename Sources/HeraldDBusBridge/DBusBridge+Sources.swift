@@ -40,6 +40,13 @@ extension DBusBridge {
     func firstReadingEnded(_ bus: Bus) async {
         guard unreadBuses.remove(bus) != nil, unreadBuses.isEmpty else { return }
         await post(lock.start(at: now()).update)
+        firstReadingDone = true
+    }
+
+    /// Says, once, that every source was read and its state posted: after the batch's posts are made.
+    func announceFirstReading() {
+        guard firstReadingDone, !firstReadingAnnounced else { return }
+        firstReadingAnnounced = true
         let active = state()["sources"].flatMap { value -> [String]? in
             guard case .object(let sources) = value else { return nil }
             return sources.keys.sorted().filter { sources[$0] == .bool(true) }

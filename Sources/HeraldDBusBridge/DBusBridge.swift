@@ -95,10 +95,10 @@ public final class DBusBridge {
     /// logind's object path of this session, or nil when there is no session id.
     let sessionPath: String?
 
-    let events: AsyncStream<Event>
-    let continuation: AsyncStream<Event>.Continuation
-    /// Set when an event or a signal was dropped for a full buffer: the loop then reads everything again.
-    let overflowed: Overflow
+    /// Every input, for the loop; when a signal was dropped for a full mailbox the loop reads everything again.
+    let mailbox = Mailbox<Event>()
+    /// The posts of the batch being handled, made when it ends (``flushPosts()``).
+    var pendingPosts: [DesktopPost] = []
 
     var clients: [Bus: DBusClient] = [:]
     /// The owner of each followed name, by bus.
@@ -124,11 +124,8 @@ public final class DBusBridge {
     var saidAbsent: Set<String> = []
     /// The buses not read yet since the start.
     var unreadBuses = Set(Bus.allCases)
-
-    /// A flag the forwarding tasks set and the loop clears.
-    final class Overflow: Sendable {
-        let flag = Atomic<Bool>(false)
-    }
+    var firstReadingDone = false
+    var firstReadingAnnounced = false
 
     /// Creates a bridge on a connected Herald.
     ///
@@ -142,8 +139,6 @@ public final class DBusBridge {
         self.lock = SessionLock(user: user)
         let id = options.sessionID ?? environment["XDG_SESSION_ID"]
         self.sessionPath = id.flatMap { $0.isEmpty ? nil : Self.logindSessionPath(id: $0) }
-        self.overflowed = Overflow()
-        (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(8192))
     }
 
     /// logind's object path of session `id`, escaped as sd-bus does: letters and (not leading) digits stay, every
@@ -162,23 +157,16 @@ public final class DBusBridge {
         return "/org/freedesktop/login1/session/" + escaped
     }
 
-    /// Hands an event to the loop; a full buffer drops the oldest, and the loop then reads everything again.
-    static func deliver(_ event: Event, to continuation: AsyncStream<Event>.Continuation, overflow: Overflow) {
-        if case .dropped = continuation.yield(event) { overflow.flag.store(true, ordering: .relaxed) }
-    }
-
     /// Runs until the Herald connection is closed for good. Call it within `withTaskExecutorPreference(herald.taskExecutor)`.
     public func run() async {
-        let continuation = self.continuation
-        let overflow = self.overflowed
+        let mailbox = self.mailbox
         let herald = self.herald
         let logger = self.logger
         Task(executorPreference: herald.taskExecutor) {
             await DBusBridge.followNotifyDesktop(
                 herald: herald,
                 logger: logger,
-                continuation: continuation,
-                overflow: overflow
+                mailbox: mailbox
             )
         }
         if sessionPath == nil {
@@ -188,18 +176,21 @@ public final class DBusBridge {
         }
         for bus in Bus.allCases { startConnecting(bus) }
         await postState(force: true)
-        for await event in events {
-            if overflowed.flag.exchange(false, ordering: .relaxed) {
+        for await _ in mailbox.wakes {
+            let batch = mailbox.take()
+            if mailbox.overflowed.exchange(false, ordering: .relaxed) {
                 logger.warning("signals came faster than the bridge could read them: reading every source again")
                 for bus in Bus.allCases { await refreshAll(on: bus) }
             }
-            switch event {
-            case .heraldEnded(let reason):
-                logger.error(reason)
-                return
-            default:
+            for event in batch {
+                if case .heraldEnded(let reason) = event {
+                    logger.error(reason)
+                    return
+                }
                 await handle(event)
             }
+            await flushPosts()
+            announceFirstReading()
             await postState(force: false)
         }
     }
@@ -208,26 +199,25 @@ public final class DBusBridge {
     static func followNotifyDesktop(
         herald: Herald,
         logger: Logger,
-        continuation: AsyncStream<Event>.Continuation,
-        overflow: Overflow
+        mailbox: Mailbox<Event>
     ) async {
         let posts: HeraldNotifications
         do {
             posts = try await herald.notifications(matching: ["notify.desktop"], excludingOwnPosts: true)
         } catch {
-            deliver(.heraldEnded("cannot subscribe to notify.desktop: \(error)"), to: continuation, overflow: overflow)
+            mailbox.deliver(.heraldEnded("cannot subscribe to notify.desktop: \(error)"))
             return
         }
         logger.notice("showing the posts to notify.desktop as desktop notifications")
         for await notification in posts {
             if notification.name == HeraldNotification.reconnectedNoticeName {
-                deliver(.heraldReconnected, to: continuation, overflow: overflow)
+                mailbox.deliver(.heraldReconnected)
                 continue
             }
             if notification.notice != nil || notification.isRetained { continue }
-            deliver(.notify(notification.payload), to: continuation, overflow: overflow)
+            mailbox.deliver(.notify(notification.payload))
         }
-        deliver(.heraldEnded("the subscription to notify.desktop ended"), to: continuation, overflow: overflow)
+        mailbox.deliver(.heraldEnded("the subscription to notify.desktop ended"))
     }
 
     /// The time now, for `since`.

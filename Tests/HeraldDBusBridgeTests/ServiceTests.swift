@@ -64,7 +64,11 @@ struct ServiceTests {
         defer { restarted.process.signal(SIGKILL) }
         try await bridge.waitForStderrLine(containing: "heraldd is back")
         let herald = try await Herald.connect(socketPath: restarted.socketPath)
-        #expect(try await eventually { try await herald.retainedValue(of: "power.battery")?.userInfo?["percentage"] == .number(42) })
+        #expect(
+            try await eventually {
+                try await herald.retainedValue(of: "power.battery")?.userInfo?["percentage"] == .number(42)
+            }
+        )
         let state = try await herald.retainedValue(of: "session.state")?.userInfo
         #expect(state?["state"] == .string("away"), "\(String(describing: state)) \(bridge.stderr)")
         #expect(try await herald.retainedValue(of: "bridge.dbus") != nil)
