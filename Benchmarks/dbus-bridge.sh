@@ -5,7 +5,8 @@
 #            notification server, a screen saver, an MPRIS player) and nothing happening: the target is 0;
 #   latency: COUNT=2000 PropertiesChanged of an MPRIS player, one at a time, each timed until a Herald subscriber of
 #            media.player.bench has it (herald-dbus-bench bridge): the target is a median under 1 ms;
-#   memory:  the bridge's RSS (VmRSS, and its peak VmHWM) after both: the target is under 20 MiB.
+#   memory:  the bridge's RSS at start and after the rest (VmRSS, VmHWM): the target is under 20 MiB; and at start
+#            once more, built with --static-swift-stdlib.
 #
 #   Benchmarks/dbus-bridge.sh            about 90 s
 #   IDLE=10 COUNT=500 Benchmarks/dbus-bridge.sh
@@ -122,3 +123,15 @@ sleep "$IDLE"
 B1=$(switches $BRIDGE) H1=$(switches $HERALDD)
 echo "idle $IDLE s with every source active: herald-dbus-bridge $((B1 - B0)) wakes, heraldd $((H1 - H0)) wakes"
 awk '/VmRSS|VmHWM/ {printf "%s %.1f MiB\n", $1, $2 / 1024}' "/proc/$BRIDGE/status" | sed 's/^/herald-dbus-bridge /'
+
+# ---- memory of the bridge linked with the Swift runtime and Foundation statically ----
+# Dynamically linked, most of the RSS is the shared libraries' clean pages (libswiftCore, libFoundation...), which
+# every Swift process on the machine shares; statically linked, only what the bridge uses is mapped.
+log "building herald-dbus-bridge with --static-swift-stdlib (.build-bench-static)"
+swift build -c release --static-swift-stdlib --scratch-path "$ROOT/.build-bench-static" --product herald-dbus-bridge \
+    >"$TMP/build-static.log" 2>&1 || { cat "$TMP/build-static.log" >&2; exit 1; }
+"$ROOT/.build-bench-static/release/herald-dbus-bridge" 2>"$TMP/bridge-static.log" &
+STATIC=$!
+PIDS+=($STATIC)
+wait_for "grep -q 'every source read' $TMP/bridge-static.log" || fail "the static bridge did not read its sources"
+echo "memory at start, --static-swift-stdlib: herald-dbus-bridge $(awk '/VmRSS/ {printf "VmRSS %.1f MiB", $2 / 1024}' /proc/$STATIC/status), $(awk '/^Rss|^Pss:|Anon:/ {printf "%s %.1f MiB ", $1, $2 / 1024}' /proc/$STATIC/smaps_rollup)"
