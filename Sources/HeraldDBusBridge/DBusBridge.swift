@@ -9,9 +9,10 @@ import Synchronization
 /// The bridge between the desktop's two D-Bus buses and one Herald daemon.
 ///
 /// Every input (a signal, a service coming or going, a bus connected again, a `notify.desktop` post, a Lock request's
-/// timeout) becomes one ``Event`` on one stream that one loop reads; the loop owns the sources' state (HeraldDesktop's
-/// pure values) and makes their posts. Nothing runs on a timer: an idle bridge waits in the D-Bus clients' poll(2)
-/// and in Herald's reader, and its tasks run on `herald.taskExecutor`, never on the global executor.
+/// timeout) becomes one ``Event`` in one ``Mailbox`` that one loop takes in batches; the loop owns the sources' state
+/// (HeraldDesktop's pure values) and makes their posts at the end of each batch. Nothing runs on a timer: an idle
+/// bridge waits in the D-Bus clients' poll(2) and in Herald's reader, and its tasks run on `herald.taskExecutor` or
+/// on the executor the bridge was started on (``DBusBridgeMain/start(arguments:)``), never on the global executor.
 public final class DBusBridge {
     /// Which bus.
     public enum Bus: String, Sendable, CaseIterable {
@@ -157,7 +158,10 @@ public final class DBusBridge {
         return "/org/freedesktop/login1/session/" + escaped
     }
 
-    /// Runs until the Herald connection is closed for good. Call it within `withTaskExecutorPreference(herald.taskExecutor)`.
+    /// Runs until the Herald connection is closed for good.
+    ///
+    /// Call it from a task with an executor preference (`withTaskExecutorPreference(herald.taskExecutor)`): on the
+    /// global executor, libdispatch's worker pool would wake the process every second.
     public func run() async {
         let mailbox = self.mailbox
         let herald = self.herald

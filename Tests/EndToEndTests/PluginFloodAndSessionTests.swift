@@ -158,9 +158,11 @@ struct PluginFloodAndSessionTests {
         let watcher = try await PluginWatcher.start(daemon)
         let running = try await watcher.waitFor("session", "running") { $0.state == "running" }
         #expect(running.file == file)
-        #expect(running.provides == [
-            "session.*", "system.*", "power.*", "network.*", "media.player.*", "notify.desktop.*",
-        ])
+        #expect(
+            running.provides == [
+                "session.*", "system.*", "power.*", "network.*", "media.player.*", "notify.desktop.*",
+            ]
+        )
         #expect(running.activation == "start")
         let observer = try ChildProcess(
             TestBinaries.path("herald"),
@@ -168,7 +170,9 @@ struct PluginFloodAndSessionTests {
             environment: daemon.environment
         )
         try await observer.waitForStderrLine(containing: "ready")
-        try await daemon.process.waitForStderrLine(containing: "plugin session: herald-dbus-bridge: notice: every source read")
+        try await daemon.process.waitForStderrLine(
+            containing: "plugin session: herald-dbus-bridge: notice: every source read"
+        )
 
         let screenSaver = "/org/freedesktop/ScreenSaver"
         try await bus.emit(objectPath: screenSaver, signal: "org.freedesktop.ScreenSaver.ActiveChanged", ["true"])
