@@ -96,14 +96,18 @@ extension DBusBridge {
             if owner == nil {
                 if previous != nil || force { await post(lock.logindLeft(at: time).update) }
                 await post(idle.serviceLeft())
-                if previous != nil || !force { logger.notice("no logind: no session lock, idle or sleep from it") }
+                if !saidAbsent.contains(name) {
+                    saidAbsent.insert(name)
+                    logger.notice("no logind on the system bus: no LockedHint, Lock, idle or sleep from it")
+                }
             } else {
+                saidAbsent.remove(name)
                 await readLogind()
             }
         case Self.upower:
             if owner == nil {
                 await post(battery.serviceLeft())
-                if previous != nil || !force || !saidAbsent.contains(name) {
+                if !saidAbsent.contains(name) {
                     saidAbsent.insert(name)
                     logger.notice("no UPower on the system bus: no power.battery")
                 }

@@ -65,21 +65,32 @@ struct HostileTests {
         return total
     }
 
-    @Test func aFloodOf100000PropertiesChangedCostsBoundedCPUAndEndsAtTheLastValue() async throws {
+    @Test func aFloodOfPropertiesChangedCostsBoundedCPUAndEndsAtTheLastValue() async throws {
         let bed = try await DesktopBed.start()
         let bridge = try await bed.startBridge()
         let name = "org.mpris.MediaPlayer2.flood"
         let player = try await Self.startFakePlayer(bed, name: name)
         try await bridge.waitForStderrLine(containing: "\(name) appeared")
         let cpuBefore = Self.cpuSeconds(bridge.pid)
-        let count = 100_000
+        // The 100,000 run alone (.ci/run, HERALD_TEST_ALONE=1): in a debug build they cost the bridge and the
+        // sender a core each for about ten seconds, which the whole run on 2 cores does not have to spare.
+        let alone = ProcessInfo.processInfo.environment["HERALD_TEST_ALONE"] == "1"
+        let count = alone ? 100_000 : 20_000
+        // Two changes built once, alternating, and a last one of its own: the sender's cost is the bus's.
+        let changes = try ["Playing", "Paused"].map { status in
+            try Self.change([
+                "PlaybackStatus": .string(status),
+                "Metadata": DesktopBed.dictionary(["xesam:title": .string("track \(status)")]),
+            ])
+        }
+        let last = try Self.change([
+            "PlaybackStatus": .string("Paused"),
+            "Metadata": DesktopBed.dictionary(["xesam:title": .string("track \(count - 1)")]),
+        ])
         let started = ContinuousClock.now
         for index in 0..<count {
-            let message = try Self.change([
-                "PlaybackStatus": .string(index % 2 == 0 ? "Playing" : "Paused"),
-                "Metadata": DesktopBed.dictionary(["xesam:title": .string("track \(index)")]),
-            ])
-            // At most 100,000 a second: a thousand, then the rest of that millisecond's share of time.
+            let message = index == count - 1 ? last : changes[index % 2]
+            // At most 100,000 a second: a thousand, then the rest of those ten milliseconds.
             while true {
                 do {
                     try player.send(message)
