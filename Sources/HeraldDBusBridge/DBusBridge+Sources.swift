@@ -17,6 +17,12 @@ extension DBusBridge {
             await signal(route, message)
         case .notify(let payload):
             await show(payload)
+        case .sessionStateAnnounced(let payload):
+            guard case .object(let object)? = JSONValue.decode(payload), let text = object["state"]?.stringValue,
+                let announced = SessionLock.State(rawValue: text)
+            else { return }
+            logger.info("session.state \(text) was announced by another process (herald-session-hook?)")
+            _ = lock.stateAnnounced(announced)
         case .lockTimeout(let token):
             let output = lock.lockRequestExpired(token)
             if let line = output.log { logger.notice(line) }

@@ -43,6 +43,8 @@ public final class DBusBridge {
         case unreachable(Bus)
         case signal(Route, DBusMessage)
         case notify([UInt8])
+        /// Another process posted `session.state` (herald-session-hook lock|unlock).
+        case sessionStateAnnounced([UInt8])
         case lockTimeout(Int)
         /// heraldd restarted: its retained values may be gone, so every name is posted again.
         case heraldReconnected
@@ -207,7 +209,11 @@ public final class DBusBridge {
     ) async {
         let posts: HeraldNotifications
         do {
-            posts = try await herald.notifications(matching: ["notify.desktop"], excludingOwnPosts: true)
+            // session.state from others: herald-session-hook lock|unlock, for lockers that tell no one.
+            posts = try await herald.notifications(
+                matching: ["notify.desktop", "session.state"],
+                excludingOwnPosts: true
+            )
         } catch {
             mailbox.deliver(.heraldEnded("cannot subscribe to notify.desktop: \(error)"))
             return
@@ -219,7 +225,11 @@ public final class DBusBridge {
                 continue
             }
             if notification.notice != nil || notification.isRetained { continue }
-            mailbox.deliver(.notify(notification.payload))
+            if notification.name == "session.state" {
+                mailbox.deliver(.sessionStateAnnounced(notification.payload))
+            } else {
+                mailbox.deliver(.notify(notification.payload))
+            }
         }
         mailbox.deliver(.heraldEnded("the subscription to notify.desktop ended"))
     }

@@ -31,6 +31,8 @@ public struct SessionLock: Sendable {
     let user: String
     private var lockedHint = false
     private var activeScreenSavers: Set<String> = []
+    /// Whether another process (`herald-session-hook lock`, for a locker that tells no one) said the session is away.
+    private var awayByOthers = false
     private var pendingLockToken: Int?
     private var nextToken = 1
     private var posted: (state: State, locked: Bool)?
@@ -46,7 +48,7 @@ public struct SessionLock: Sendable {
     }
 
     /// The state now.
-    public var state: State { lockedHint || !activeScreenSavers.isEmpty ? .away : .active }
+    public var state: State { lockedHint || awayByOthers || !activeScreenSavers.isEmpty ? .away : .active }
 
     /// Whether a Lock request waits for the locker's answer.
     public var lockRequestPending: Bool { pendingLockToken != nil }
@@ -83,6 +85,15 @@ public struct SessionLock: Sendable {
         lockedHint = false
         pendingLockToken = nil
         return settle(reason: "unlock", wasAway: was, at: now)
+    }
+
+    /// Another process posted `session.state` (`herald-session-hook lock` or `unlock`, for a locker that tells no
+    /// one): it announced the change itself, so nothing is posted; its lock holds the session away until it says
+    /// `active`, whatever the screen savers do meanwhile.
+    public mutating func stateAnnounced(_ announced: State) -> Output {
+        awayByOthers = announced == .away
+        if !starting { posted = (announced, lockedHint) }
+        return Output()
     }
 
     /// logind asked the locker to lock (`Lock`). Nothing is posted: the owner arms the timeout it returns.

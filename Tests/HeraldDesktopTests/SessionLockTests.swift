@@ -95,3 +95,21 @@ struct SessionLockTests {
         #expect(lock.state == .active)
     }
 }
+
+extension SessionLockTests {
+    @Test func aLockAnnouncedByTheHookHoldsTheSessionAwayAndPostsNothingItself() {
+        var lock = SessionLock(user: "alice")
+        _ = lock.start(at: "T0")
+        // herald-session-hook lock: it posted session.state and willResignActive itself.
+        #expect(lock.stateAnnounced(.away).update.posts.isEmpty)
+        #expect(lock.state == .away)
+        // A screen saver comes and goes under swaylock: nothing, the hook's lock holds.
+        #expect(lock.screenSaverChanged("a /a", active: true, at: "T1").update.posts.isEmpty)
+        #expect(lock.screenSaverChanged("a /a", active: false, at: "T2").update.posts.isEmpty)
+        // herald-session-hook unlock.
+        #expect(lock.stateAnnounced(.active).update.posts.isEmpty)
+        #expect(lock.state == .active)
+        let later = lock.sessionPropertiesChanged(["LockedHint": .boolean(true)], at: "T3")
+        #expect(later.update.posts.map(\.name) == ["session.state", "session.willResignActive"])
+    }
+}
