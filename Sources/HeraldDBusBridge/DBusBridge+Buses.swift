@@ -39,6 +39,10 @@ extension DBusBridge {
                             }
                         }
                     }
+                    let changes = client.connectionChanges()
+                    Task(executorPreference: herald.taskExecutor) {
+                        for await connected in changes { mailbox.deliver(.busConnection(bus, connected)) }
+                    }
                     logger.notice("connected to the \(bus.rawValue) bus; \(rules.count) matches set")
                     mailbox.deliver(.connected(bus, client))
                     return

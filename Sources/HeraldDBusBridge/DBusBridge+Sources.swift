@@ -11,6 +11,10 @@ extension DBusBridge {
             clients[bus] = client
             await refreshAll(on: bus)
             await firstReadingEnded(bus)
+        case .busConnection(let bus, let connected):
+            // Said in bridge.dbus (posted after this batch); the return is handled by NameAcquired, after which the
+            // client's matches are restored.
+            if !connected { logger.warning("the \(bus.rawValue) bus went away: reconnecting with backoff") }
         case .unreachable(let bus):
             await firstReadingEnded(bus)
         case .signal(let route, let message):

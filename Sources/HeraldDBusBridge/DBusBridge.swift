@@ -39,6 +39,8 @@ public final class DBusBridge {
 
     enum Event: Sendable {
         case connected(Bus, DBusClient)
+        /// The client lost its bus (false) or made it again (true).
+        case busConnection(Bus, Bool)
         /// The first attempt to connect to the bus failed; the bridge keeps trying.
         case unreachable(Bus)
         case signal(Route, DBusMessage)

@@ -33,6 +33,8 @@ struct ServiceTests {
         #expect(try await bed.retained("session.state")?["state"] == .string("active"))
         let old = bed.sessionBus.withLock { $0 }
         try await old.stop()
+        try await bridge.waitForStderrLine(containing: "the session bus went away")
+        #expect(try await eventually { try await bed.busConnected("session") == false })
         let restarted = try await SessionBus.start(socketPath: old.socketPath)
         bed.sessionBus.withLock { $0 = restarted }
         // On the new bus, a screen saver that is already active: only reading it again can tell.
@@ -110,6 +112,14 @@ struct ServiceTests {
 }
 
 extension DesktopBed {
+    /// Whether the retained `bridge.dbus` says the bridge is connected to `bus`.
+    func busConnected(_ bus: String) async throws -> Bool? {
+        guard case .object(let buses)? = try await retained("bridge.dbus")?["buses"],
+            case .object(let entry)? = buses[bus], case .bool(let connected)? = entry["connected"]
+        else { return nil }
+        return connected
+    }
+
     /// The `sources` of the retained `bridge.dbus`.
     func sources() async throws -> [String: JSONValue]? {
         guard case .object(let sources)? = try await retained("bridge.dbus")?["sources"] else { return nil }
