@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "herald-chat", targets: ["herald-chat"]),
         .executable(name: "herald-bench", targets: ["herald-bench"]),
         .executable(name: "herald-mqtt-bridge", targets: ["herald-mqtt-bridge"]),
+        .executable(name: "herald-dbus-bridge", targets: ["herald-dbus-bridge"]),
     ],
     targets: [
         // Pure: frames, the codec, names and patterns. Stdlib only, no Foundation, no I/O.
@@ -89,6 +90,18 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "herald-mqtt-bridge", dependencies: ["HeraldMQTTBridge"], swiftSettings: strict),
+        // Pure: the desktop's D-Bus state as Herald posts, one value per source (lock, sleep, idle, battery, network,
+        // players, notifications). No I/O, no clock.
+        .target(name: "HeraldDesktop", dependencies: ["HeraldDBus"], swiftSettings: strict),
+        // The D-Bus bridge as a library: both buses, the sources' services as they come and go, and the loop.
+        .target(
+            name: "HeraldDBusBridge",
+            dependencies: [
+                "Herald", "HeraldDBus", "HeraldDBusClient", "HeraldDesktop", "HeraldPosix", "HeraldCommandLine",
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "herald-dbus-bridge", dependencies: ["HeraldDBusBridge"], swiftSettings: strict),
         // The benchmark workload of shared/bench/peers, through the Herald library on both ends.
         .executableTarget(
             name: "herald-bench",
@@ -98,7 +111,7 @@ let package = Package(
         // The cost figures of the D-Bus codec and client (issue 29): decoding, signal latency, idle wake-ups.
         .executableTarget(
             name: "herald-dbus-bench",
-            dependencies: ["HeraldDBus", "HeraldDBusClient", "HeraldPosix"],
+            dependencies: ["HeraldDBus", "HeraldDBusClient", "HeraldPosix", "Herald"],
             swiftSettings: strict
         ),
         // The README's Swift program: observes session.* and prints each post with its sender.
@@ -120,6 +133,15 @@ let package = Package(
         .testTarget(name: "HeraldPluginsTests", dependencies: ["HeraldPlugins", "HeraldWire"]),
         .testTarget(name: "HeraldMQTTTests", dependencies: ["HeraldMQTT"]),
         .testTarget(name: "HeraldDBusTests", dependencies: ["HeraldDBus"]),
+        .testTarget(name: "HeraldDesktopTests", dependencies: ["HeraldDesktop", "HeraldDBus"]),
+        .testTarget(
+            name: "HeraldDBusBridgeTests",
+            dependencies: [
+                "HeraldDBusBridge", "HeraldDBusClient", "HeraldDBus", "HeraldPosix", "HeraldLaunch",
+                "HeraldTestSupport",
+                "heraldd", "herald", "herald-dbus-bridge", "herald-chat", "herald-chat-server",
+            ]
+        ),
         .testTarget(
             name: "HeraldDBusClientTests",
             dependencies: ["HeraldDBusClient", "HeraldDBus", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport"]
@@ -145,7 +167,7 @@ let package = Package(
                 "Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd", "herald",
                 "herald-example",
                 "herald-chat-server", "herald-chat", "herald-bench", "ChatCore", "HeraldPlugins", "herald-mqtt-bridge",
-                "HeraldMQTT",
+                "HeraldMQTT", "herald-dbus-bridge",
             ]
         ),
     ],

@@ -299,15 +299,11 @@ final class Connection: Sendable {
     /// Waits for the answer to request `id`, at most `requestTimeout`; cancelling the task withdraws the request.
     private func reply(to id: UInt32, _ what: String) async -> Result<Reply, HeraldError> {
         let timeout = options.requestTimeout
-        let timer = Task { [weak self] in
-            do {
-                try await Task.sleep(for: timeout)
-            } catch {
-                return
-            }
+        // Not a Task.sleep: see RequestDeadlines.
+        let timer = RequestDeadlines.shared.schedule(after: timeout) { [weak self] in
             self?.complete(id, .failure(HeraldError(.timedOut, "heraldd did not answer \(what) within \(timeout)")))
         }
-        defer { timer.cancel() }
+        defer { RequestDeadlines.shared.cancel(timer) }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: ReplyContinuation) in
                 if let outcome = state.withLock({ $0.install(continuation, for: id) }) {

@@ -62,6 +62,12 @@ extension BusCore {
             continuation.resume(returning: .failure(DBusClientError(.closed, "the D-Bus client was closed")))
         }
         for box in boxes { box.continuation.finish() }
+        for observer in state.withLock({ state in
+            defer { state.connectionObservers = [:] }
+            return Array(state.connectionObservers.values)
+        }) {
+            observer.finish()
+        }
     }
 
     /// Connects, authenticates, says `Hello`, restores the matches and serves the connection until it ends.
@@ -78,6 +84,7 @@ extension BusCore {
                 return (state.connectContinuation, state.subscriptions.values.map(\.rule))
             }
             continuation?.resume(returning: .success(()))
+            announceConnection(true)
             if !firstAttempt {
                 options.logger.notice("dbus: reconnected to \(address); restoring \(rules.count) matches")
             }
@@ -107,6 +114,7 @@ extension BusCore {
                 continuation.resume(returning: .failure(DBusClientError(.disconnected, "the connection was lost")))
             }
             guard let reason else { return .closed }
+            announceConnection(false)
             return .lost(reason: reason, lived: SystemClock.monotonicNanoseconds() - connectedAt)
         } catch {
             return .connectFailed(error)

@@ -39,6 +39,8 @@ final class BusCore: Sendable {
         var disconnects = 0
         var lastDisconnectReason: String?
         var connectContinuation: CheckedContinuation<Result<Void, DBusClientError>, Never>?
+        /// The streams of ``DBusClient/connectionChanges()``.
+        var connectionObservers: [UInt64: AsyncStream<Bool>.Continuation] = [:]
 
         mutating func takeSerial() -> UInt32 {
             let serial = nextSerial
@@ -193,6 +195,12 @@ final class BusCore: Sendable {
             state.subscriptions[id] = box
             return id
         }
+    }
+
+    /// Tells every ``DBusClient/connectionChanges()`` stream that the client is connected now, or not.
+    func announceConnection(_ connected: Bool) {
+        let observers = state.withLock { Array($0.connectionObservers.values) }
+        for observer in observers { observer.yield(connected) }
     }
 
     /// Removes a subscription and tells the bus to drop its rule.

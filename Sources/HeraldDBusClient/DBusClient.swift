@@ -194,6 +194,30 @@ public final class DBusClient: Sendable {
         return DBusSignals(stream: stream, box: box)
     }
 
+    /// Each time the connection is lost (`false`) or made again (`true`), from now on, until the client is closed.
+    ///
+    /// The stream keeps the newest 8 changes for a slow consumer. A change is said after it happened: on `true`, the
+    /// client has said `Hello` again and restored its matches (re-read what the bus knows then); on `false`, pending
+    /// calls have failed and the client is reconnecting with backoff.
+    public func connectionChanges() -> AsyncStream<Bool> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(8))
+        let added: UInt64? = core.state.withLock { state in
+            if state.closed { return nil }
+            let id = state.nextSubscriptionID
+            state.nextSubscriptionID += 1
+            state.connectionObservers[id] = continuation
+            return id
+        }
+        guard let id = added else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak core] _ in
+            _ = core?.state.withLock { $0.connectionObservers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
     /// Closes the connection and ends the client's thread; waits until it has ended.
     ///
     /// Pending calls fail with ``DBusClientError/Code/closed`` and every signal sequence finishes.

@@ -1,4 +1,5 @@
 import Foundation
+import Herald
 import HeraldDBus
 import HeraldDBusClient
 import HeraldPosix
@@ -10,6 +11,10 @@ import Synchronization
 //   herald-dbus-bench latency [COUNT]       a signal from another connection to the AsyncSequence consumer
 //   herald-dbus-bench gdbus [COUNT]         `gdbus emit` to the consumer, the emitter's start included
 //   herald-dbus-bench idle [SECONDS]        context switches of an idle client with its matches set
+//   herald-dbus-bench bridge [COUNT]        PropertiesChanged of an MPRIS player to a Herald subscriber of
+//                                           media.player.bench, through a running herald-dbus-bridge (issue 30)
+//   herald-dbus-bench flood [COUNT]         COUNT PropertiesChanged at 100,000 a second from an MPRIS player, then
+//                                           the time until media.player.flood holds the last one
 //
 // The bus is DBUS_SESSION_BUS_ADDRESS's. Exit codes: 0, 1 on a failure, 64 for a usage error.
 
@@ -175,7 +180,151 @@ case "idle":
         print("idle: thread \(task) \(name): \(count - (before[task]?.switches ?? 0)) context switches in \(seconds) s")
     }
     client.close()
+case "bridge":
+    // The player: org.mpris.MediaPlayer2.bench on the session bus; the bridge follows it as media.player.bench.
+    let count = number ?? 2000
+    let warmup = 50
+    let herald = try await Herald.connect()
+    let player = try await DBusClient.session()
+    _ = try await player.call(
+        destination: "org.freedesktop.DBus",
+        path: "/org/freedesktop/DBus",
+        interface: "org.freedesktop.DBus",
+        member: "RequestName",
+        [.string("org.mpris.MediaPlayer2.bench"), .uint32(4)]
+    )
+    let posts = try await herald.notifications(matching: ["media.player.bench"])
+    var iterator = posts.makeAsyncIterator()
+    func title(_ notification: HeraldNotification) -> String? {
+        notification.userInfo?["title"]?.stringValue
+    }
+    var latencies: [Double] = []
+    for index in 0..<(count + warmup) {
+        let text = "t\(index)"
+        let message = try DBusMessage.signal(
+            path: "/org/mpris/MediaPlayer2",
+            interface: "org.freedesktop.DBus.Properties",
+            member: "PropertiesChanged",
+            body: [
+                .string("org.mpris.MediaPlayer2.Player"),
+                .dictionary(
+                    key: .string,
+                    value: .variant,
+                    [
+                        (.string("PlaybackStatus"), .variant(.string("Playing"))),
+                        (
+                            .string("Metadata"),
+                            .variant(
+                                .dictionary(
+                                    key: .string,
+                                    value: .variant,
+                                    [(.string("xesam:title"), .variant(.string(text)))]
+                                )
+                            )
+                        ),
+                    ]
+                ),
+                .array(.string, []),
+            ]
+        )
+        // The first signals may come before the bridge has seen the player appear: sent again until one lands.
+        var start = SystemClock.monotonicNanoseconds()
+        try player.send(message)
+        while true {
+            guard let notification = await iterator.next() else {
+                print("the subscription ended")
+                exit(1)
+            }
+            if title(notification) == text { break }
+            if index == 0, !notification.isRetained {
+                start = SystemClock.monotonicNanoseconds()
+                try player.send(message)
+            }
+        }
+        if index >= warmup { latencies.append(Double(SystemClock.monotonicNanoseconds() - start) / 1000) }
+    }
+    print(
+        "bridge PropertiesChanged -> Herald subscriber, \(count) signals: median \(String(format: "%.0f", median(latencies))) µs, "
+            + "p90 \(String(format: "%.0f", percentile(latencies, 0.9))) µs, "
+            + "p99 \(String(format: "%.0f", percentile(latencies, 0.99))) µs"
+    )
+
+case "flood":
+    let count = number ?? 100_000
+    let herald = try await Herald.connect()
+    let player = try await DBusClient.session()
+    _ = try await player.call(
+        destination: "org.freedesktop.DBus",
+        path: "/org/freedesktop/DBus",
+        interface: "org.freedesktop.DBus",
+        member: "RequestName",
+        [.string("org.mpris.MediaPlayer2.flood"), .uint32(4)]
+    )
+    func change(_ title: String, _ status: String) throws -> DBusMessage {
+        try DBusMessage.signal(
+            path: "/org/mpris/MediaPlayer2",
+            interface: "org.freedesktop.DBus.Properties",
+            member: "PropertiesChanged",
+            body: [
+                .string("org.mpris.MediaPlayer2.Player"),
+                .dictionary(
+                    key: .string,
+                    value: .variant,
+                    [
+                        (.string("PlaybackStatus"), .variant(.string(status))),
+                        (
+                            .string("Metadata"),
+                            .variant(
+                                .dictionary(
+                                    key: .string,
+                                    value: .variant,
+                                    [(.string("xesam:title"), .variant(.string(title)))]
+                                )
+                            )
+                        ),
+                    ]
+                ),
+                .array(.string, []),
+            ]
+        )
+    }
+    // Two messages built once, alternating, and a last one of its own: the sender's cost is the bus's, not encoding.
+    let messages = [try change("a", "Playing"), try change("b", "Paused")]
+    let last = try change("last", "Playing")
+    // Wait until the bridge follows the player.
+    while try await herald.retainedValue(of: "media.player.flood") == nil {
+        try player.send(messages[0])
+        SystemClock.sleep(nanoseconds: 20_000_000)
+    }
+    let started = SystemClock.monotonicNanoseconds()
+    for index in 0..<count {
+        let message = index == count - 1 ? last : messages[index % 2]
+        while true {
+            do {
+                try player.send(message)
+                break
+            } catch {
+                SystemClock.sleep(nanoseconds: 100_000)
+            }
+        }
+        if index % 1000 == 999 {
+            let due = started + UInt64(index + 1) * 10_000
+            let now = SystemClock.monotonicNanoseconds()
+            if now < due { SystemClock.sleep(nanoseconds: due - now) }
+        }
+    }
+    let sent = SystemClock.monotonicNanoseconds()
+    while try await herald.retainedValue(of: "media.player.flood")?.userInfo?["title"]?.stringValue != "last" {
+        SystemClock.sleep(nanoseconds: 1_000_000)
+    }
+    let done = SystemClock.monotonicNanoseconds()
+    print(
+        "flood: \(count) PropertiesChanged sent in \(String(format: "%.2f", Double(sent - started) / 1e9)) s "
+            + "(\(Int(Double(count) / (Double(sent - started) / 1e9))) a second); media.player.flood held the last "
+            + "\(String(format: "%.0f", Double(done - sent) / 1e6)) ms after it was sent"
+    )
+
 default:
-    FileHandle.standardError.write(Data("usage: herald-dbus-bench decode|latency|gdbus|idle [N]\n".utf8))
+    FileHandle.standardError.write(Data("usage: herald-dbus-bench decode|latency|gdbus|idle|bridge|flood [N]\n".utf8))
     exit(64)
 }

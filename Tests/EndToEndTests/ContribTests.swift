@@ -23,7 +23,7 @@ struct ContribTests {
         try await SessionTools.run("groff", ["-man", "-T\(device)", "-ww", SessionTools.contrib("man/\(page)")])
     }
 
-    @Test(.requires("groff"), arguments: ["heraldd.8", "herald.1"])
+    @Test(.requires("groff"), arguments: ["heraldd.8", "herald.1", "herald-dbus-bridge.1"])
     func manualPageRendersWithoutWarnings(page: String) async throws {
         let result = try await render(page, device: "utf8")
         #expect(result.status == 0)

@@ -127,45 +127,42 @@ struct PluginFloodAndSessionTests {
             return
         }
         #expect(declaration.activation == .start)
-        #expect(declaration.provides.map(\.text) == ["session.*"])
+        #expect(
+            declaration.provides.map(\.text) == [
+                "session.*", "system.*", "power.*", "network.*", "media.player.*", "notify.desktop.*",
+            ]
+        )
         #expect(declaration.restart == .onFailure)
-        #expect(declaration.command == ["herald-session-hook", "watch"])
+        #expect(declaration.command == ["herald-dbus-bridge"])
     }
 
-    @Test(.requires("sh", "dbus-daemon", "dbus-monitor", "gdbus"))
+    @Test(.requires("dbus-daemon", "gdbus"))
     func theSessionPluginUnderAPrivateBusPostsLockAndUnlockWhileHeralddSupervisesIt() async throws {
         let bed = try PluginBed()
         let bus = try await SessionBus.start(socketPath: bed.directory.file("bus"))
-        // The hook as installed: a copy owned by this user with mode 0755, whatever the checkout's owner and umask
-        // (heraldd refuses an executable others may write).
-        let hook = bed.directory.file("herald-session-hook")
-        try bed.write(
-            hook,
-            try String(contentsOfFile: SessionTools.contrib("session/herald-session-hook"), encoding: .utf8),
-            mode: 0o755
-        )
-        // The shipped file, with Exec= naming the copy and HERALD the built CLI.
+        // The shipped file, with Exec= naming the built bridge.
+        let bridge = TestBinaries.path("herald-dbus-bridge")
         let shipped = try String(contentsOfFile: SessionTools.contrib("plugins/session.plugin"), encoding: .utf8)
         let lines = shipped.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasPrefix("Exec=") ? "Exec=\(hook) watch" : String(line)
+            line.hasPrefix("Exec=") ? "Exec=\(bridge)" : String(line)
         }
-        #expect(lines.contains("Exec=\(hook) watch"))
-        let file = try bed.pluginFile(
-            "session",
-            lines.joined(separator: "\n") + "\nEnvironment=HERALD=\(TestBinaries.path("herald"))\n"
-        )
-        // heraldd passes its environment on to its plugins: the bus, and the session the hook watches.
+        #expect(lines.contains("Exec=\(bridge)"))
+        let file = try bed.pluginFile("session", lines.joined(separator: "\n"))
+        // heraldd passes its environment on to its plugins: the buses (one private bus plays both), and the user.
         let daemon = try await bed.startDaemon(environment: [
             "DBUS_SESSION_BUS_ADDRESS": bus.address,
             "DBUS_SYSTEM_BUS_ADDRESS": bus.address,
-            "XDG_SESSION_ID": "c7",
             "XDG_RUNTIME_DIR": bed.directory.path,
             "USER": "alice",
         ])
         let watcher = try await PluginWatcher.start(daemon)
         let running = try await watcher.waitFor("session", "running") { $0.state == "running" }
         #expect(running.file == file)
-        #expect(running.provides == ["session.*"])
+        #expect(
+            running.provides == [
+                "session.*", "system.*", "power.*", "network.*", "media.player.*", "notify.desktop.*",
+            ]
+        )
         #expect(running.activation == "start")
         let observer = try ChildProcess(
             TestBinaries.path("herald"),
@@ -173,7 +170,9 @@ struct PluginFloodAndSessionTests {
             environment: daemon.environment
         )
         try await observer.waitForStderrLine(containing: "ready")
-        try await daemon.process.waitForStderrLine(containing: "plugin session: herald-session-hook: ready")
+        try await daemon.process.waitForStderrLine(
+            containing: "plugin session: herald-dbus-bridge: notice: every source read"
+        )
 
         let screenSaver = "/org/freedesktop/ScreenSaver"
         try await bus.emit(objectPath: screenSaver, signal: "org.freedesktop.ScreenSaver.ActiveChanged", ["true"])
@@ -182,30 +181,25 @@ struct PluginFloodAndSessionTests {
         try await bus.emit(objectPath: screenSaver, signal: "org.freedesktop.ScreenSaver.ActiveChanged", ["false"])
         try await observer.waitForStdoutLine(containing: #""name":"session.didBecomeActive""#)
         // The posts came from the plugin heraldd started.
-        let hookPID = try #require(running.pid)
+        let bridgePID = try #require(running.pid)
         #expect(resign.contains(#""retained":false"#))
-        #expect(PluginProbe.isRunning(hookPID))
+        #expect(PluginProbe.isRunning(bridgePID))
 
         // SIGKILLed, it is restarted, and the new one posts too.
-        #expect(kill(hookPID, SIGKILL) == 0)
+        #expect(kill(bridgePID, SIGKILL) == 0)
         let again = try await watcher.waitFor("session", "running again") { $0.state == "running" && $0.restarts == 1 }
-        #expect(again.pid != hookPID)
-        try await daemon.process.wait(for: "the restarted hook's ready line") { _, stderr in
-            stderr.filter { $0.contains("plugin session: herald-session-hook: ready") }.count >= 2
+        #expect(again.pid != bridgePID)
+        try await daemon.process.wait(for: "the restarted bridge's first reading") { _, stderr in
+            stderr.filter { $0.contains("plugin session: herald-dbus-bridge: notice: every source read") }.count >= 2
         }
         try await bus.emit(objectPath: screenSaver, signal: "org.freedesktop.ScreenSaver.ActiveChanged", ["true"])
         try await observer.wait(for: "a second willResignActive") { stdout, _ in
             stdout.filter { $0.contains(#""name":"session.willResignActive""#) }.count >= 2
         }
 
-        // SIGTERM: heraldd stops the hook, whose dbus-monitors go with it (SIGTERM reaches its process group).
+        // SIGTERM: heraldd stops the bridge with the session.
         daemon.process.signal(SIGTERM)
         #expect(try await daemon.process.waitForExit(timeout: .seconds(15)) == 0)
         #expect(PluginProbe.isGone(try #require(again.pid)))
-        let address = bus.address
-        #expect(
-            try await eventually(timeout: .seconds(10)) { SessionHookTests.monitors(on: address).isEmpty },
-            "dbus-monitor left running: \(SessionHookTests.monitors(on: address))"
-        )
     }
 }
