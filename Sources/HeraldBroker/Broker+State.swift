@@ -29,18 +29,7 @@ extension Broker {
         var state = StateLog()
         state.lastSequence = lastSequence
         state.lastWillID = lastWillID
-        for (name, value) in retained {
-            let notify = value.notify
-            state.retained[name] = StateRecord.RetainedValue(
-                sequence: notify.sequence,
-                time: notify.time,
-                pid: notify.pid,
-                uid: notify.uid,
-                gid: notify.gid,
-                name: name,
-                payload: notify.payload
-            )
-        }
+        for (name, value) in retained { state.retained[name] = Self.retainedValue(value.notify) }
         for record in durableWills() { state.apply(record) }
         return state
     }
@@ -49,6 +38,20 @@ extension Broker {
     /// well past this.
     public var durableBytes: Int {
         retainedBytes + willBytes + (retained.count + willCount) * 64 + StateLog.header.count
+    }
+
+    /// The state record's value for a retained `NOTIFY`.
+    static func retainedValue(_ notify: Frame.Notify) -> StateRecord.RetainedValue {
+        StateRecord.RetainedValue(
+            sequence: notify.sequence,
+            time: notify.time,
+            pid: notify.pid,
+            uid: notify.uid,
+            gid: notify.gid,
+            name: notify.name,
+            payload: notify.payload,
+            origin: notify.origin
+        )
     }
 
     /// Rebuilds the retained values and the wills from a log, before any connection opens.
@@ -83,6 +86,7 @@ extension Broker {
                     uid: value.uid,
                     gid: value.gid,
                     name: value.name,
+                    origin: value.origin,
                     payload: value.payload
                 )
             )
@@ -147,19 +151,7 @@ extension Broker {
         if notify.payload.isEmpty {
             stateJournal.append(.cleared(name: notify.name, sequence: notify.sequence))
         } else {
-            stateJournal.append(
-                .retained(
-                    StateRecord.RetainedValue(
-                        sequence: notify.sequence,
-                        time: notify.time,
-                        pid: notify.pid,
-                        uid: notify.uid,
-                        gid: notify.gid,
-                        name: notify.name,
-                        payload: notify.payload
-                    )
-                )
-            )
+            stateJournal.append(.retained(Self.retainedValue(notify)))
         }
     }
 
@@ -231,17 +223,7 @@ extension Broker {
     /// The record of the name's retained value as it is now, or nil when it has none.
     public func retainedRecord(for name: String) -> StateRecord? {
         guard let notify = retained[name]?.notify else { return nil }
-        return .retained(
-            StateRecord.RetainedValue(
-                sequence: notify.sequence,
-                time: notify.time,
-                pid: notify.pid,
-                uid: notify.uid,
-                gid: notify.gid,
-                name: name,
-                payload: notify.payload
-            )
-        )
+        return .retained(Self.retainedValue(notify))
     }
 
     /// The records of every will held, registered or pending: bounded by `maxWillBytes`, written at once.

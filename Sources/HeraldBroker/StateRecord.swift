@@ -1,3 +1,5 @@
+public import HeraldWire
+
 /// One record of heraldd's durable state log: what changed in the retained values, the wills or the plugins'
 /// processes. The log (``StateLog``) is a file header followed by records, each framed as
 ///
@@ -6,9 +8,13 @@
 ///     body: u8 kind, u8 flags, then the kind's fields
 ///
 /// Integers are little-endian; a string is a u16 byte count and its UTF-8 bytes; a payload is a u32 count and its
-/// bytes. Flag bit 0 of a retained value says an origin string follows the payload (wire version 2 may give a
-/// retained value an origin); bit 0 of a will says it is retained. Unknown flag bits are refused: a record is read
-/// whole or not at all.
+/// bytes. Bit 0 of a will's flags says it is retained. Unknown flag bits are refused: a record is read whole or not
+/// at all.
+///
+/// A retained value with an origin (wire version 2's `ORIGIN`: host, daemon, sequence there) is kind 7, the fields
+/// of kind 1 followed by the host and the daemon as strings and the sequence as a u64; one without keeps kind 1, the
+/// layout of the first logs, so an older heraldd still reads a log that holds no origin. The first logs' kind 1
+/// reserved flag bit 0 for an origin string after the payload; no heraldd wrote one, and one is read as the host.
 public enum StateRecord: Equatable, Sendable {
     /// A retained value, as the broker keeps it.
     case retained(RetainedValue)
@@ -21,8 +27,26 @@ public enum StateRecord: Equatable, Sendable {
     case willPending(id: UInt64, due: UInt64)
     /// The will was withdrawn, replaced, discarded or posted: it is gone.
     case willEnded(id: UInt64)
-    /// The processes heraldd's plugins run, as the daemon encodes them: the newest record replaces the older ones.
-    case plugins([UInt8])
+    /// The processes heraldd must end if it is killed (its plugins' and what they left), each with its start time
+    /// (Daemon+Descendants): the whole set, replacing what earlier records said. Written by a compaction, and
+    /// empty once a new heraldd has ended what its predecessor left.
+    case plugins([PluginProcess])
+    /// A process joined the plugins' set.
+    case pluginStarted(PluginProcess)
+    /// The process with this pid left the plugins' set: it is gone, and its pid may be reused.
+    case pluginEnded(pid: Int32)
+
+    /// A process heraldd's plugins run: its pid, and its start time in clock ticks since boot (as
+    /// `/proc/PID/stat` gives it), which tells it from a later process given the same pid.
+    public struct PluginProcess: Hashable, Sendable {
+        public var pid: Int32
+        public var startTime: UInt64
+
+        public init(pid: Int32, startTime: UInt64) {
+            self.pid = pid
+            self.startTime = startTime
+        }
+    }
 
     /// A retained value: the post that set it.
     public struct RetainedValue: Equatable, Sendable {
@@ -33,8 +57,8 @@ public enum StateRecord: Equatable, Sendable {
         public var gid: UInt32
         public var name: String
         public var payload: [UInt8]
-        /// Who the value came from beyond the sender, when the wire carries one (wire version 2).
-        public var origin: String?
+        /// Where the post was first made, when its `POST` said (wire version 2's `ORIGIN`).
+        public var origin: Frame.Origin?
 
         public init(
             sequence: UInt64,
@@ -44,7 +68,7 @@ public enum StateRecord: Equatable, Sendable {
             gid: UInt32,
             name: String,
             payload: [UInt8],
-            origin: String? = nil
+            origin: Frame.Origin? = nil
         ) {
             self.sequence = sequence
             self.time = time
@@ -100,6 +124,9 @@ public enum StateRecord: Equatable, Sendable {
         case willPending = 4
         case willEnded = 5
         case plugins = 6
+        case retainedWithOrigin = 7
+        case pluginStarted = 8
+        case pluginEnded = 9
     }
 
     /// The bytes before a record's body: its length and checksum.
@@ -115,8 +142,8 @@ extension StateRecord {
         out.append(contentsOf: repeatElement(0, count: Self.headerSize))
         switch self {
         case .retained(let value):
-            out.append(Kind.retained.rawValue)
-            out.append(value.origin == nil ? 0 : 1)
+            out.append(value.origin == nil ? Kind.retained.rawValue : Kind.retainedWithOrigin.rawValue)
+            out.append(0)
             Self.put(value.sequence, &out)
             Self.put(value.time, &out)
             Self.put(UInt32(bitPattern: value.pid), &out)
@@ -124,7 +151,11 @@ extension StateRecord {
             Self.put(value.gid, &out)
             Self.putString(value.name, &out)
             Self.putBytes(value.payload, &out)
-            if let origin = value.origin { Self.putString(origin, &out) }
+            if let origin = value.origin {
+                Self.putString(origin.host, &out)
+                Self.putString(origin.daemon, &out)
+                Self.put(origin.sequence, &out)
+            }
         case .cleared(let name, let sequence):
             out.append(Kind.cleared.rawValue)
             out.append(0)
@@ -150,10 +181,19 @@ extension StateRecord {
             out.append(Kind.willEnded.rawValue)
             out.append(0)
             Self.put(id, &out)
-        case .plugins(let bytes):
+        case .plugins(let processes):
             out.append(Kind.plugins.rawValue)
             out.append(0)
-            Self.putBytes(bytes, &out)
+            Self.put(UInt32(processes.count), &out)
+            for process in processes { Self.putProcess(process, &out) }
+        case .pluginStarted(let process):
+            out.append(Kind.pluginStarted.rawValue)
+            out.append(0)
+            Self.putProcess(process, &out)
+        case .pluginEnded(let pid):
+            out.append(Kind.pluginEnded.rawValue)
+            out.append(0)
+            Self.put(UInt32(bitPattern: pid), &out)
         }
         let bodyCount = out.count - start - Self.headerSize
         let checksum = out.withUnsafeBufferPointer {
@@ -185,6 +225,11 @@ extension StateRecord {
     static func putBytes(_ bytes: [UInt8], _ out: inout [UInt8]) {
         put(UInt32(bytes.count), &out)
         out.append(contentsOf: bytes)
+    }
+
+    static func putProcess(_ process: PluginProcess, _ out: inout [UInt8]) {
+        put(UInt32(bitPattern: process.pid), &out)
+        put(process.startTime, &out)
     }
 
     static func set(_ value: UInt32, at offset: Int, in out: inout [UInt8]) {

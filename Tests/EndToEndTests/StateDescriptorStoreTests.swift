@@ -24,8 +24,10 @@ struct StateDescriptorStoreTests {
         let store = try DescriptorStore(address: directory.file("notify"))
         let first = try await Self.start(store, directory: directory)
         #expect(store.stored.map(\.name) == ["herald-state-1"])
-        let writer = try WireClient.ready(socketPath: first.socketPath)
+        let writer = try WireClient.ready(socketPath: first.socketPath, version: 2)
         try writer.post("session.state", "active", retain: true)
+        let origin = Frame.Origin(host: "desk", daemon: "heraldd-2", sequence: 77)
+        try writer.post("bridge.mqtt.desk", "online", retain: true, origin: origin)
         let leaver = try WireClient.ready(socketPath: first.socketPath, client: "leaver")
         // Retained, so the reader below sees it however late it subscribes on a loaded machine.
         try leaver.registerWill(name: "presence.leaver", payload: "gone", delayMilliseconds: 3000, retain: true)
@@ -42,6 +44,12 @@ struct StateDescriptorStoreTests {
         let replayed = try reader.subscribe(1, "presence.*")
         let environment: [String: String?] = ["HERALD_SOCKET": second.socketPath]
         #expect(try await run("herald", ["get", "session.state"], environment: environment).stdout == "active\n")
+        let relayed = try WireClient.ready(socketPath: second.socketPath, version: 2).subscribe(1, "bridge.**")
+        guard case .notify(let notify) = relayed.first else {
+            Issue.record("no replay of bridge.mqtt.desk: \(relayed)")
+            return
+        }
+        #expect(notify.origin == origin && notify.retained && notify.payload == Array("online".utf8))
         let frames = try await blocking {
             try StateRestartTests.frames(
                 afterSeeing: "presence.leaver",

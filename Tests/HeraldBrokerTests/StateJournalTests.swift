@@ -127,6 +127,33 @@ struct StateJournalTests {
         #expect(second.output(of: reader).contains(.ack(.init(request: 8, sequence: 6))))
     }
 
+    /// A retained value's origin (wire version 2) is in its record, and a restored broker replays it with the
+    /// value, to a version 2 subscriber.
+    @Test func aRetainedValuesOriginSurvivesTheLog() throws {
+        var first = BrokerHarness()
+        first.broker.keepsStateLog = true
+        let client = first.connect(1, version: 2)
+        let origin = Frame.Origin(host: "laptop", daemon: "heraldd@laptop", sequence: 9001)
+        _ = first.send(
+            .post(.init(request: 4, name: "bridge.temp", payload: Array("21".utf8), retain: true, origin: origin)),
+            from: client
+        )
+        let log = try Self.log(of: &first)
+        #expect(log.retained["bridge.temp"]?.origin == origin)
+        var second = BrokerHarness()
+        second.broker.restore(log, monotonicNow: 0)
+        let reader = second.connect(1, version: 2)
+        second.subscribe(reader, 1, "bridge.*")
+        let values: [Frame.Notify] = second.output(of: reader).compactMap {
+            if case .notify(let notify) = $0 { return notify }
+            return nil
+        }
+        #expect(values.count == 1)
+        #expect(values.first?.origin == origin)
+        #expect(values.first?.retained == true)
+        #expect(values.first?.payload == Array("21".utf8))
+    }
+
     @Test func aRestoredWillIsPostedWhenItsClientDoesNotComeBack() throws {
         var first = BrokerHarness()
         first.broker.keepsStateLog = true
