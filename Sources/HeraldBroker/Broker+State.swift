@@ -34,10 +34,24 @@ extension Broker {
         return state
     }
 
-    /// About how many bytes a compacted log of the current state takes: the owner compacts when its log has grown
-    /// well past this.
+    /// How many bytes a compacted log of the current retained values and wills takes, header included: exact for
+    /// the retained values, and for a will its record with a pending mark, its client's `HELLO` label counted as
+    /// ``willLabelAllowance`` bytes. The owner compacts its log when it outgrows twice this (Daemon+State).
     public var durableBytes: Int {
-        retainedBytes + willBytes + (retained.count + willCount) * 64 + StateLog.header.count
+        StateLog.header.count + retainedBytes + retainedOriginBytes
+            + retained.count * (StateRecord.headerSize + StateRecord.retainedFixedSize)
+            + willBytes + willCount * Self.willRecordAllowance
+    }
+
+    /// A will's record besides its name and payload (kind, flags, id, delay, credentials and three counts), its
+    /// client's label as ``willLabelAllowance``, and the record that marks it pending.
+    static let willRecordAllowance = StateRecord.headerSize + 34 + willLabelAllowance + StateRecord.headerSize + 18
+    /// What a will's client label is counted as in ``durableBytes``: labels are short ("herald-cli", an app's name).
+    static let willLabelAllowance = 32
+
+    /// What an origin adds to a retained value's state record: 0 without one.
+    static func originRecordSize(_ origin: Frame.Origin?) -> Int {
+        origin.map { 2 + $0.host.utf8.count + 2 + $0.daemon.utf8.count + 8 } ?? 0
     }
 
     /// The state record's value for a retained `NOTIFY`.
@@ -91,6 +105,7 @@ extension Broker {
                 )
             )
             retainedBytes += cost
+            retainedOriginBytes += Self.originRecordSize(value.origin)
             retainedLog.append(sequence: value.sequence, name: value.name)
             lastSequence = max(lastSequence, value.sequence)
             restored += 1

@@ -232,6 +232,16 @@ extension StateRecord {
         put(process.startTime, &out)
     }
 
+    /// The bytes a retained value's record takes, framed: what a compacted log spends on it.
+    public static func retainedSize(nameCount: Int, payloadCount: Int, origin: Frame.Origin?) -> Int {
+        let originCount = origin.map { 2 + $0.host.utf8.count + 2 + $0.daemon.utf8.count + 8 } ?? 0
+        return headerSize + retainedFixedSize + nameCount + payloadCount + originCount
+    }
+
+    /// A retained value's record besides its name, payload and origin: kind, flags, sequence, time, pid, uid, gid,
+    /// and the counts of the name and the payload.
+    public static let retainedFixedSize = 2 + 8 + 8 + 4 + 4 + 4 + 2 + 4
+
     static func set(_ value: UInt32, at offset: Int, in out: inout [UInt8]) {
         for index in 0..<4 { out[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(index))) }
     }

@@ -148,22 +148,34 @@ extension Daemon {
         }
         // Not while the broker holds records of this turn: the copy starts from the broker's state as it is now.
         if state.compaction == nil && !broker.hasStateToWrite
-            && state.log.length > 2 * liveStateBytes + Self.compactionSlack
+            && state.log.length > Self.compactionThreshold(liveBytes: liveStateBytes)
         {
             beginCompaction(state)
         }
     }
 
-    /// About how many bytes a compacted log of the state now takes: the broker's retained values and wills
+    /// The bytes a compacted log of the state now takes: the broker's retained values and wills
     /// (``Broker/durableBytes``) and the plugins' processes record.
     var liveStateBytes: Int {
         let processes = pluginLeftovers.count + plugins.recorded.count
         return broker.durableBytes + (processes == 0 ? 0 : StateRecord.headerSize + 6 + 12 * processes)
     }
 
-    /// Room a log may grow past twice its state before it is compacted: the compaction of a small state is not
-    /// worth its writes.
-    static let compactionSlack = 64 << 10
+    /// The most the state log takes outside a compaction: twice the state it holds, or ``stateFloor`` when that is
+    /// more (README, Guarantees).
+    static func stateBound(liveBytes: Int) -> Int {
+        max(2 * liveBytes, stateFloor)
+    }
+
+    /// When the log is compacted: at three quarters of its bound, so that what is appended while the compaction's
+    /// steps run (a step a turn, ``StateStore/valuesPerStep`` values each) finds room below the bound.
+    static func compactionThreshold(liveBytes: Int) -> Int {
+        stateBound(liveBytes: liveBytes) / 4 * 3
+    }
+
+    /// The bound of a small state: compacting a state of a few KiB each time its log doubled would rewrite it every
+    /// few posts, for a saving of a few KiB of a daemon whose own memory is some MiB.
+    static let stateFloor = 64 << 10
 
     private mutating func beginCompaction(_ state: StateStore) {
         do {

@@ -180,7 +180,7 @@ struct StateRestartTests {
 }
 
 extension StateRestartTests {
-    /// A log grown past twice its state and 64 KiB is compacted within the loop, and the value is still there after
+    /// A log grown past its bound (twice its state, or 64 KiB) is compacted within the loop, and the value is there after
     /// a SIGKILL.
     @Test func aGrownLogIsCompactedAndKeepsTheNewestValue() async throws {
         let directory = TemporaryDirectory()

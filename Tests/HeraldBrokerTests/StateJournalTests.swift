@@ -154,6 +154,33 @@ struct StateJournalTests {
         #expect(values.first?.payload == Array("21".utf8))
     }
 
+    /// ``Broker/durableBytes`` is the size of a compacted log of the retained values, exactly: what the daemon's
+    /// bound of twice the state is measured against.
+    @Test func theDurableBytesAreTheCompactedLogsSize() {
+        var harness = BrokerHarness()
+        harness.broker.keepsStateLog = true
+        let plain = harness.connect(1)
+        let relayed = harness.connect(2, version: 2)
+        for index in 0..<40 {
+            harness.post(plain, "v.\(index % 7)", String(repeating: "p", count: index), retain: true)
+            _ = harness.send(
+                .post(
+                    .init(
+                        name: "o.\(index % 5)",
+                        payload: Array(repeating: 1, count: index + 1),
+                        retain: true,
+                        origin: Frame.Origin(host: "h\(index)", daemon: index % 2 == 0 ? "" : "dd", sequence: 1)
+                    )
+                ),
+                from: relayed
+            )
+        }
+        harness.post(plain, "v.3", "", retain: true)
+        var compacted = StateLog.header
+        for record in harness.broker.durableState().snapshot { record.encode(into: &compacted) }
+        #expect(harness.broker.durableBytes == compacted.count)
+    }
+
     @Test func aRestoredWillIsPostedWhenItsClientDoesNotComeBack() throws {
         var first = BrokerHarness()
         first.broker.keepsStateLog = true

@@ -240,6 +240,10 @@ struct StateLogTests {
             + [2, 0] + Array("pc".utf8) + [1, 0] + Array("d".utf8) + [2, 1, 0, 0, 0, 0, 0, 0]  // host, daemon, sequence
         let encoded = StateRecord.retained(value).encoded
         #expect(Array(encoded[8...]) == body)
+        #expect(
+            encoded.count
+                == StateRecord.retainedSize(nameCount: 3, payloadCount: 2, origin: value.origin)
+        )
     }
 
     /// A log written in the first layout, byte by byte as the first heraldd wrote it (kind 1 for every retained
