@@ -20,6 +20,14 @@ extension Daemon {
         }
         let notifier = StateStore.descriptorStore()
         let path = options.statePath
+        if notifier == nil, SystemdNotifier.fromEnvironment() != nil {
+            // Under systemd but without $FDSTORE: systemd before 254 does not announce its store, or the unit sets no
+            // FileDescriptorStoreMax=. Said once, at start: the file is as durable for the session's life.
+            logger.notice(
+                "state: systemd announced no descriptor store ($FDSTORE; systemd 254 or later, with "
+                    + "FileDescriptorStoreMax=), so the log is the file \(path)"
+            )
+        }
         var replay = StateLog.Replay()
         var source = path
         var generation = 0

@@ -8,12 +8,17 @@ import Testing
 /// `FDNAME=herald-state-N`) and gets back through `LISTEN_FDS` / `LISTEN_FDNAMES` after a SIGKILL. The store is
 /// the harness's stand-in (``DescriptorStore``).
 struct StateDescriptorStoreTests {
-    static func start(_ store: DescriptorStore, directory: TemporaryDirectory) async throws -> LaunchedDaemon {
+    static func start(
+        _ store: DescriptorStore,
+        directory: TemporaryDirectory,
+        announcesStore: Bool = true
+    ) async throws -> LaunchedDaemon {
         let daemon = try await LaunchedDaemon.start(
             store.program(heraldd: TestBinaries.path("heraldd")),
             socketPath: directory.file("socket"),
             arguments: ["--log-level", "debug", "--no-plugins"],
-            environment: store.environment
+            // systemd before 254 sets NOTIFY_SOCKET but not FDSTORE.
+            environment: announcesStore ? store.environment : ["NOTIFY_SOCKET": store.address]
         )
         #expect(store.waitFor("READY=1"))
         return daemon
@@ -64,5 +69,25 @@ struct StateDescriptorStoreTests {
         let environment3: [String: String?] = ["HERALD_SOCKET": third.socketPath]
         #expect(try await run("herald", ["get", "session.state"], environment: environment3).stdout == "active\n")
         _ = try await third.stop(signal: SIGTERM)
+    }
+
+    /// Under a systemd that announces no store (before 254: `NOTIFY_SOCKET` without `FDSTORE`), the log is the file
+    /// beside the socket, heraldd says so once, and a value survives a SIGKILL through the file.
+    @Test func withoutAnAnnouncedStoreTheLogIsTheFileAndHeralddSaysSoOnce() async throws {
+        let directory = TemporaryDirectory()
+        let store = try DescriptorStore(address: directory.file("notify"))
+        let first = try await Self.start(store, directory: directory, announcesStore: false)
+        let writer = try WireClient.ready(socketPath: first.socketPath)
+        try writer.post("session.state", "active", retain: true)
+        try writer.post("session.state", "away", retain: true)
+        _ = try await first.stop(signal: SIGKILL)
+        let fallback = "systemd announced no descriptor store"
+        #expect(first.process.stderr.components(separatedBy: fallback).count == 2, "\(first.process.stderr)")
+        #expect(store.stored.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: first.socketPath + ".state"))
+        let second = try await Self.start(store, directory: directory, announcesStore: false)
+        let environment: [String: String?] = ["HERALD_SOCKET": second.socketPath]
+        #expect(try await run("herald", ["get", "session.state"], environment: environment).stdout == "away\n")
+        _ = try await second.stop(signal: SIGTERM)
     }
 }
