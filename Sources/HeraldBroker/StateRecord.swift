@@ -139,17 +139,26 @@ extension StateRecord {
     /// Appends the record, framed, to `out`.
     public func encode(into out: inout [UInt8]) {
         let start = out.count
-        out.append(contentsOf: repeatElement(0, count: Self.headerSize))
+        if case .retained = self {} else { Self.put(UInt64(0), &out) }  // the length and checksum, set below
         switch self {
         case .retained(let value):
-            out.append(value.origin == nil ? Kind.retained.rawValue : Kind.retainedWithOrigin.rawValue)
-            out.append(0)
-            Self.put(value.sequence, &out)
-            Self.put(value.time, &out)
-            Self.put(UInt32(bitPattern: value.pid), &out)
-            Self.put(value.uid, &out)
-            Self.put(value.gid, &out)
-            Self.putString(value.name, &out)
+            // Every retained post's path: the header and the fixed fields in one copy, then the name and payload.
+            var name = value.name
+            let nameCount = name.utf8.count
+            precondition(nameCount <= Int(UInt16.max), "a state log string is at most 65535 bytes")
+            withUnsafeTemporaryAllocation(byteCount: 40, alignment: 8) { fixed in
+                fixed.storeBytes(of: 0, toByteOffset: 0, as: UInt64.self)  // the length and checksum, set below
+                fixed[8] = value.origin == nil ? Kind.retained.rawValue : Kind.retainedWithOrigin.rawValue
+                fixed[9] = 0
+                fixed.storeBytes(of: value.sequence.littleEndian, toByteOffset: 10, as: UInt64.self)
+                fixed.storeBytes(of: value.time.littleEndian, toByteOffset: 18, as: UInt64.self)
+                fixed.storeBytes(of: value.pid.littleEndian, toByteOffset: 26, as: Int32.self)
+                fixed.storeBytes(of: value.uid.littleEndian, toByteOffset: 30, as: UInt32.self)
+                fixed.storeBytes(of: value.gid.littleEndian, toByteOffset: 34, as: UInt32.self)
+                fixed.storeBytes(of: UInt16(nameCount).littleEndian, toByteOffset: 38, as: UInt16.self)
+                out.append(contentsOf: fixed.assumingMemoryBound(to: UInt8.self))
+            }
+            name.withUTF8 { out.append(contentsOf: $0) }
             Self.putBytes(value.payload, &out)
             if let origin = value.origin {
                 Self.putString(origin.host, &out)
@@ -195,12 +204,12 @@ extension StateRecord {
             out.append(0)
             Self.put(UInt32(bitPattern: pid), &out)
         }
-        let bodyCount = out.count - start - Self.headerSize
-        let checksum = out.withUnsafeBufferPointer {
-            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[(start + Self.headerSize)...]))
+        let bodyCount = UInt32(out.count - start - Self.headerSize)
+        out.withUnsafeMutableBytes { raw in
+            let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[(start + Self.headerSize)...]))
+            raw.storeBytes(of: bodyCount.littleEndian, toByteOffset: start, as: UInt32.self)
+            raw.storeBytes(of: checksum.littleEndian, toByteOffset: start + 4, as: UInt32.self)
         }
-        Self.set(UInt32(bodyCount), at: start, in: &out)
-        Self.set(checksum, at: start + 4, in: &out)
     }
 
     /// The record's bytes, framed.
@@ -210,16 +219,23 @@ extension StateRecord {
         return out
     }
 
+    // Typed buffers: appending an UnsafeRawBufferPointer goes a byte at a time, a typed one is one copy (callgrind:
+    // a retained post's record took 2,534 instructions with the former).
+    @inline(__always)
     static func put<T: FixedWidthInteger>(_ value: T, _ out: inout [UInt8]) {
         var value = value.littleEndian
-        withUnsafeBytes(of: &value) { out.append(contentsOf: $0) }
+        withUnsafeBytes(of: &value) { raw in
+            let start = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            out.append(contentsOf: UnsafeBufferPointer(start: start, count: raw.count))
+        }
     }
 
     static func putString(_ text: String, _ out: inout [UInt8]) {
+        var text = text
         let count = text.utf8.count
         precondition(count <= Int(UInt16.max), "a state log string is at most 65535 bytes")
         put(UInt16(count), &out)
-        out.append(contentsOf: text.utf8)
+        text.withUTF8 { out.append(contentsOf: $0) }
     }
 
     static func putBytes(_ bytes: [UInt8], _ out: inout [UInt8]) {
@@ -241,8 +257,4 @@ extension StateRecord {
     /// A retained value's record besides its name, payload and origin: kind, flags, sequence, time, pid, uid, gid,
     /// and the counts of the name and the payload.
     public static let retainedFixedSize = 2 + 8 + 8 + 4 + 4 + 4 + 2 + 4
-
-    static func set(_ value: UInt32, at offset: Int, in out: inout [UInt8]) {
-        for index in 0..<4 { out[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(index))) }
-    }
 }
