@@ -2,9 +2,9 @@ import HeraldBroker
 import HeraldPosix
 
 /// heraldd's durable state: the retained values, the wills (registered and pending) and the processes its plugins
-/// run (Daemon+Descendants) in an append-only log of
-/// checksummed records (HeraldBroker's ``StateLog``): a memfd in systemd's descriptor store when there is one, else
-/// `--state-file` (by default `SOCKET.state`, beside the socket, on the session's tmpfs). See ``StateStore``.
+/// run (Daemon+Descendants) in an append-only log of checksummed records (HeraldBroker's ``StateLog``): a memfd in
+/// systemd's descriptor store when there is one, else `--state-file` (by default `SOCKET.state`, beside the socket,
+/// on the session's tmpfs). See ``StateStore``.
 ///
 /// A record is written before anything of its turn is sent: a retained value is in the log before its `ACK`, a will
 /// marked posted before its post is delivered. One `pwrite` a turn that changed the state, no `fsync`: the log is on
