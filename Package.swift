@@ -164,8 +164,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd", "herald",
-                "herald-example",
+                "Herald", "HeraldWire", "HeraldBroker", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd",
+                "herald", "herald-example",
                 "herald-chat-server", "herald-chat", "herald-bench", "ChatCore", "HeraldPlugins", "herald-mqtt-bridge",
                 "HeraldMQTT", "herald-dbus-bridge",
             ]

@@ -18,6 +18,8 @@
 #      change to the library is measured against its predecessor in the same rounds.
 #      HERALDD_BEFORE=PATH: also run PATH (an earlier heraldd) in each round, measured by the C client beside heraldd
 #      as "heraldd-before", so a change to the daemon is measured against its predecessor in the same rounds.
+#      HERALDD_BEFORE_ARGS="--no-state": words added to HERALDD_BEFORE's arguments: with HERALDD_BEFORE set to this
+#      heraldd, an option's cost in the same rounds (the state log: heraldd keeps one, heraldd-before does not).
 # Everything it starts it stops (trap EXIT); every run is bounded by timeout(1).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,7 +54,8 @@ start_heraldd() { # start_heraldd DIR [ARGS...]: sets HERALD_PID, HERALD_SOCK
 }
 start_before() { # HERALDD_BEFORE, on a socket of its own
     BEFORE_SOCK=$TMP/before$rep/socket
-    "$HERALDD_BEFORE" --socket "$BEFORE_SOCK" --log-level warning 2>>"$TMP/heraldd-before.log" &
+    # shellcheck disable=SC2086 # HERALDD_BEFORE_ARGS is a list of words
+    "$HERALDD_BEFORE" --socket "$BEFORE_SOCK" --log-level warning ${HERALDD_BEFORE_ARGS:-} 2>>"$TMP/heraldd-before.log" &
     BEFORE_PID=$!
     PIDS+=("$BEFORE_PID")
     wait_for "[ -S $BEFORE_SOCK ]"

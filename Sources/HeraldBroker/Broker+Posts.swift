@@ -197,12 +197,14 @@ extension Broker {
         let name = notify.name
         if let old = retained[name] {
             retainedBytes -= Self.retainedCost(name: name, payloadCount: old.notify.payload.count)
+            retainedOriginBytes -= Self.originRecordSize(old.notify.origin)
         }
         if notify.payload.isEmpty {
             retained[name] = nil
         } else {
             retained[name] = Retained(notify: notify)
             retainedBytes += Self.retainedCost(name: name, payloadCount: notify.payload.count)
+            retainedOriginBytes += Self.originRecordSize(notify.origin)
             retainedLog.append(sequence: notify.sequence, name: name)
         }
         journalRetained(notify)

@@ -29,26 +29,43 @@ extension Broker {
         var state = StateLog()
         state.lastSequence = lastSequence
         state.lastWillID = lastWillID
-        for (name, value) in retained {
-            let notify = value.notify
-            state.retained[name] = StateRecord.RetainedValue(
-                sequence: notify.sequence,
-                time: notify.time,
-                pid: notify.pid,
-                uid: notify.uid,
-                gid: notify.gid,
-                name: name,
-                payload: notify.payload
-            )
-        }
+        for (name, value) in retained { state.retained[name] = Self.retainedValue(value.notify) }
         for record in durableWills() { state.apply(record) }
         return state
     }
 
-    /// About how many bytes a compacted log of the current state takes: the owner compacts when its log has grown
-    /// well past this.
+    /// How many bytes a compacted log of the current retained values and wills takes, header included: exact for
+    /// the retained values, and for a will its record with a pending mark, its client's `HELLO` label counted as
+    /// ``willLabelAllowance`` bytes. The owner compacts its log when it outgrows twice this (Daemon+State).
     public var durableBytes: Int {
-        retainedBytes + willBytes + (retained.count + willCount) * 64 + StateLog.header.count
+        StateLog.header.count + retainedBytes + retainedOriginBytes
+            + retained.count * (StateRecord.headerSize + StateRecord.retainedFixedSize)
+            + willBytes + willCount * Self.willRecordAllowance
+    }
+
+    /// A will's record besides its name and payload (kind, flags, id, delay, credentials and three counts), its
+    /// client's label as ``willLabelAllowance``, and the record that marks it pending.
+    static let willRecordAllowance = StateRecord.headerSize + 34 + willLabelAllowance + StateRecord.headerSize + 18
+    /// What a will's client label is counted as in ``durableBytes``: labels are short ("herald-cli", an app's name).
+    static let willLabelAllowance = 32
+
+    /// What an origin adds to a retained value's state record: 0 without one.
+    static func originRecordSize(_ origin: Frame.Origin?) -> Int {
+        origin.map { 2 + $0.host.utf8.count + 2 + $0.daemon.utf8.count + 8 } ?? 0
+    }
+
+    /// The state record's value for a retained `NOTIFY`.
+    static func retainedValue(_ notify: Frame.Notify) -> StateRecord.RetainedValue {
+        StateRecord.RetainedValue(
+            sequence: notify.sequence,
+            time: notify.time,
+            pid: notify.pid,
+            uid: notify.uid,
+            gid: notify.gid,
+            name: notify.name,
+            payload: notify.payload,
+            origin: notify.origin
+        )
     }
 
     /// Rebuilds the retained values and the wills from a log, before any connection opens.
@@ -83,10 +100,12 @@ extension Broker {
                     uid: value.uid,
                     gid: value.gid,
                     name: value.name,
+                    origin: value.origin,
                     payload: value.payload
                 )
             )
             retainedBytes += cost
+            retainedOriginBytes += Self.originRecordSize(value.origin)
             retainedLog.append(sequence: value.sequence, name: value.name)
             lastSequence = max(lastSequence, value.sequence)
             restored += 1
@@ -147,19 +166,7 @@ extension Broker {
         if notify.payload.isEmpty {
             stateJournal.append(.cleared(name: notify.name, sequence: notify.sequence))
         } else {
-            stateJournal.append(
-                .retained(
-                    StateRecord.RetainedValue(
-                        sequence: notify.sequence,
-                        time: notify.time,
-                        pid: notify.pid,
-                        uid: notify.uid,
-                        gid: notify.gid,
-                        name: notify.name,
-                        payload: notify.payload
-                    )
-                )
-            )
+            stateJournal.append(.retained(Self.retainedValue(notify)))
         }
     }
 
@@ -231,17 +238,7 @@ extension Broker {
     /// The record of the name's retained value as it is now, or nil when it has none.
     public func retainedRecord(for name: String) -> StateRecord? {
         guard let notify = retained[name]?.notify else { return nil }
-        return .retained(
-            StateRecord.RetainedValue(
-                sequence: notify.sequence,
-                time: notify.time,
-                pid: notify.pid,
-                uid: notify.uid,
-                gid: notify.gid,
-                name: name,
-                payload: notify.payload
-            )
-        )
+        return .retained(Self.retainedValue(notify))
     }
 
     /// The records of every will held, registered or pending: bounded by `maxWillBytes`, written at once.

@@ -113,6 +113,8 @@ public struct Broker {
     var retainedLog = RetainedLog()
     /// The bytes of every retained value's name and payload: what `maxRetainedBytes` bounds.
     var retainedBytes = 0
+    /// The bytes the retained values' origins take in their state records: for ``durableBytes``.
+    var retainedOriginBytes = 0
     var lastSequence: UInt64 = 0
     var subscriptionCount = 0
     var posted: UInt64 = 0

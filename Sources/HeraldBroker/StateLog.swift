@@ -1,5 +1,5 @@
 /// heraldd's durable state as its log describes it: replaying a log's records, in order, rebuilds the retained
-/// values, the wills held and the plugins' record at the moment of the last record.
+/// values, the wills held and the plugins' processes at the moment of the last record.
 ///
 /// A log is ``header`` followed by ``StateRecord``s. Replay stops at the first byte that is not a whole, valid
 /// record: what precedes it is the state (a write cut short by a kill loses only the record being written, which
@@ -20,8 +20,8 @@ public struct StateLog: Equatable, Sendable {
     public var retained: [String: StateRecord.RetainedValue] = [:]
     /// The wills held, by id.
     public var wills: [UInt64: Will] = [:]
-    /// The latest plugins record, if any.
-    public var plugins: [UInt8]?
+    /// The processes heraldd must end if it is killed, by pid, with their start times.
+    public var pluginProcesses: [Int32: UInt64] = [:]
     /// The highest post sequence number the log has seen.
     public var lastSequence: UInt64 = 0
     /// The highest will id the log has seen.
@@ -45,8 +45,13 @@ public struct StateLog: Equatable, Sendable {
             wills[id]?.due = due
         case .willEnded(let id):
             wills[id] = nil
-        case .plugins(let bytes):
-            plugins = bytes
+        case .plugins(let processes):
+            pluginProcesses = [:]
+            for process in processes { pluginProcesses[process.pid] = process.startTime }
+        case .pluginStarted(let process):
+            pluginProcesses[process.pid] = process.startTime
+        case .pluginEnded(let pid):
+            pluginProcesses[pid] = nil
         }
     }
 
@@ -57,8 +62,13 @@ public struct StateLog: Equatable, Sendable {
             records.append(.willRegistered(will.record))
             if let due = will.due { records.append(.willPending(id: will.record.id, due: due)) }
         }
-        if let plugins { records.append(.plugins(plugins)) }
+        if !pluginProcesses.isEmpty { records.append(.plugins(Self.processList(pluginProcesses))) }
         return records
+    }
+
+    /// The plugins' processes as one record's list, in pid order.
+    public static func processList(_ processes: [Int32: UInt64]) -> [StateRecord.PluginProcess] {
+        processes.sorted { $0.key < $1.key }.map { StateRecord.PluginProcess(pid: $0.key, startTime: $0.value) }
     }
 
     /// What reading a log found.

@@ -1,3 +1,5 @@
+import HeraldWire
+
 extension StateRecord {
     /// Why a log's bytes stop being records at some offset.
     public enum Damage: Error, Equatable, Sendable {
@@ -35,15 +37,23 @@ extension StateRecord {
         mutating func record() -> StateRecord? {
             guard let kindByte = byte(), let flags = byte(), let kind = Kind(rawValue: kindByte) else { return nil }
             switch kind {
-            case .retained:
-                guard flags & ~1 == 0, let sequence = integer(UInt64.self), let time = integer(UInt64.self),
+            case .retained, .retainedWithOrigin:
+                // Kind 1's flag bit 0: the first layout's origin string.
+                let allowed: UInt8 = kind == .retained ? 1 : 0
+                guard flags & ~allowed == 0, let sequence = integer(UInt64.self), let time = integer(UInt64.self),
                     let pid = integer(UInt32.self), let uid = integer(UInt32.self), let gid = integer(UInt32.self),
                     let name = string(), let payload = payload()
                 else { return nil }
-                var origin: String?
-                if flags & 1 == 1 {
+                var origin: Frame.Origin?
+                if kind == .retainedWithOrigin {
+                    guard let host = string(), let daemon = string(), let sequence = integer(UInt64.self) else {
+                        return nil
+                    }
+                    origin = Frame.Origin(host: host, daemon: daemon, sequence: sequence)
+                } else if flags & 1 == 1 {
+                    // The first layout's origin string: the host, as far as the wire allows one (1 to 255 bytes).
                     guard let text = string() else { return nil }
-                    origin = text
+                    origin = (1...255).contains(text.utf8.count) ? Frame.Origin(host: text) : nil
                 }
                 return .retained(
                     RetainedValue(
@@ -85,9 +95,28 @@ extension StateRecord {
                 guard flags == 0, let id = integer(UInt64.self) else { return nil }
                 return .willEnded(id: id)
             case .plugins:
-                guard flags == 0, let bytes = payload() else { return nil }
-                return .plugins(bytes)
+                guard flags == 0, let count = integer(UInt32.self), Int(count) <= (bytes.count - offset) / 12 else {
+                    return nil
+                }
+                var processes: [PluginProcess] = []
+                processes.reserveCapacity(Int(count))
+                for _ in 0..<count {
+                    guard let process = process() else { return nil }
+                    processes.append(process)
+                }
+                return .plugins(processes)
+            case .pluginStarted:
+                guard flags == 0, let process = process() else { return nil }
+                return .pluginStarted(process)
+            case .pluginEnded:
+                guard flags == 0, let pid = integer(UInt32.self) else { return nil }
+                return .pluginEnded(pid: Int32(bitPattern: pid))
             }
+        }
+
+        mutating func process() -> PluginProcess? {
+            guard let pid = integer(UInt32.self), let start = integer(UInt64.self) else { return nil }
+            return PluginProcess(pid: Int32(bitPattern: pid), startTime: start)
         }
 
         mutating func byte() -> UInt8? {

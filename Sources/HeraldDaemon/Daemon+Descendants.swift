@@ -1,3 +1,4 @@
+import HeraldBroker
 import HeraldPlugins
 import HeraldPosix
 
@@ -15,15 +16,17 @@ import Glibc
 /// - at the end of shutdown, every orphan left gets SIGKILL.
 ///
 /// A SIGKILL of heraldd cannot be acted on: each plugin dies with it (`PR_SET_PDEATHSIG`), and what they started is
-/// ended by the next heraldd on the same socket, from the record kept next to the socket (`SOCKET.plugins`: each
-/// plugin's pid, which is also its group and session, and each orphan's, with start times) and from the
-/// environment (`HERALD_SOCKET` naming this socket) of what is left.
+/// ended by the next heraldd on the same socket, from the record of them (each plugin's pid, which is also its group
+/// and session, and each orphan's, with start times) and from the environment (`HERALD_SOCKET` naming this socket)
+/// of what is left.
 ///
-/// The record stays a file of its own rather than records in the state log (Daemon+State), for now: it must be
-/// read and acted on whatever becomes of the state log (`--no-state`, a log renamed aside as unusable, a memfd the
-/// store did not keep), and under systemd, where the log is a memfd, `KillMode=control-group` already ends every
-/// process of the unit when heraldd dies, so the record matters only where the log is a file beside it anyway.
-/// The log's format has a `plugins` record kind, carried through compactions, for when it moves.
+/// The record lives in the state log (Daemon+State: `pluginStarted`, `pluginEnded` and, in a compacted copy, the
+/// whole set), which the next heraldd replays before its plugins start; under systemd that is a memfd in the
+/// descriptor store, beside `KillMode=control-group`, which ends the unit's processes anyway. Without a state log
+/// (`--no-state`, or one that cannot be written) it is the file `SOCKET.plugins`, lines `+ PID START` and `- PID`:
+/// the next heraldd reads that file too, whatever it keeps, so a record is never skipped when the option changes
+/// between two daemons. A log renamed aside as unusable loses its record with the rest of the state; what carries
+/// `HERALD_SOCKET` is still found.
 extension Daemon {
     /// The record of this daemon's plugin processes, for the next daemon after a SIGKILL.
     var leftoversRecord: String { options.socketPath + ".plugins" }
@@ -43,7 +46,11 @@ extension Daemon {
     mutating func recordPluginProcess(_ pid: Int32, startedBy: UInt64? = nil) {
         guard let start = startedBy ?? ProcessTable.entry(of: pid)?.startTime else { return }
         plugins.recorded[pid] = start
-        appendToRecord("+ \(pid) \(start)\n")
+        if state != nil {
+            writeState(.pluginStarted(StateRecord.PluginProcess(pid: pid, startTime: start)))
+        } else {
+            appendToRecord("+ \(pid) \(start)\n")
+        }
     }
 
     /// Records that the process `pid` is gone: a plugin's group and session are ended with it, and its pid may be
@@ -51,11 +58,15 @@ extension Daemon {
     mutating func recordExit(_ pid: Int32) {
         guard plugins.recorded.removeValue(forKey: pid) != nil else { return }
         plugins.recordedOrphans.remove(pid)
-        appendToRecord("- \(pid)\n")
+        if state != nil {
+            writeState(.pluginEnded(pid: pid))
+        } else {
+            appendToRecord("- \(pid)\n")
+        }
     }
 
-    /// Appends a line to the record, or rewrites it with only what is live once most of its lines are history: a
-    /// plugin restarting for days must not grow it without bound.
+    /// Appends a line to the record file, or rewrites it with only what is live once most of its lines are history:
+    /// a plugin restarting for days must not grow it without bound. (The state log is compacted as a whole.)
     private mutating func appendToRecord(_ line: String) {
         plugins.recordLines += 1
         do {
@@ -138,6 +149,7 @@ extension Daemon {
         FileSystem.remove(leftoversRecord)
         plugins.recorded = [:]
         plugins.recordLines = 0
+        if state != nil { writeState(.plugins([])) }
     }
 
     /// SIGKILL to `pid` and everything it started.
@@ -151,7 +163,21 @@ extension Daemon {
     /// of its plugins (started after them), the ones it recorded (same pid and start time), and those whose
     /// environment names this socket as a plugin's. Then starts a fresh record.
     private mutating func endLeftoversOfLastDaemon() {
-        guard let bytes = try? FileSystem.contents(of: leftoversRecord, limit: 64 << 20) else { return }
+        let file = try? FileSystem.contents(of: leftoversRecord, limit: 64 << 20)
+        // No record anywhere: the last heraldd stopped cleanly, or ran no plugin; no need to list every process.
+        guard file != nil || !pluginLeftovers.isEmpty else { return }
+        var recorded = pluginLeftovers
+        if let file { recorded.merge(Self.parseRecordFile(file)) { _, fromFile in fromFile } }
+        endPluginsHere(recorded: recorded)
+        FileSystem.remove(leftoversRecord)
+        if !pluginLeftovers.isEmpty {
+            pluginLeftovers = [:]
+            writeState(.plugins(StateLog.processList(plugins.recorded)))
+        }
+    }
+
+    /// The pids and start times the record file `SOCKET.plugins` holds as live.
+    private static func parseRecordFile(_ bytes: [UInt8]) -> [Int32: UInt64] {
         var recorded: [Int32: UInt64] = [:]
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
             let words = line.split(separator: " ")
@@ -164,6 +190,13 @@ extension Daemon {
             }
             recorded[pid] = start
         }
+        return recorded
+    }
+
+    /// SIGKILL to every process of `recorded` (or in their groups and sessions), and to every process whose
+    /// environment names this socket as a plugin's.
+    private mutating func endPluginsHere(recorded: [Int32: UInt64]) {
+        var recorded = recorded
         // A recorded pid now held by a process that started long after it was recorded was reused: the session
         // and group of that pid are someone else's. (While any process is in a session or group, the kernel
         // does not reuse its id; so members of a recorded group whose leader is gone are the plugin's.)
@@ -189,6 +222,5 @@ extension Daemon {
             ended += 1
         }
         if ended > 0 { logger.notice("plugins: ended \(ended) process(es) left by the last heraldd on this socket") }
-        FileSystem.remove(leftoversRecord)
     }
 }

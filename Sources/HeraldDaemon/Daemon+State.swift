@@ -1,9 +1,10 @@
 import HeraldBroker
 import HeraldPosix
 
-/// heraldd's durable state: the retained values and the wills (registered and pending) in an append-only log of
-/// checksummed records (HeraldBroker's ``StateLog``): a memfd in systemd's descriptor store when there is one, else
-/// `--state-file` (by default `SOCKET.state`, beside the socket, on the session's tmpfs). See ``StateStore``.
+/// heraldd's durable state: the retained values, the wills (registered and pending) and the processes its plugins
+/// run (Daemon+Descendants) in an append-only log of checksummed records (HeraldBroker's ``StateLog``): a memfd in
+/// systemd's descriptor store when there is one, else `--state-file` (by default `SOCKET.state`, beside the socket,
+/// on the session's tmpfs). See ``StateStore``.
 ///
 /// A record is written before anything of its turn is sent: a retained value is in the log before its `ACK`, a will
 /// marked posted before its post is delivered. One `pwrite` a turn that changed the state, no `fsync`: the log is on
@@ -19,6 +20,14 @@ extension Daemon {
         }
         let notifier = StateStore.descriptorStore()
         let path = options.statePath
+        if notifier == nil, SystemdNotifier.fromEnvironment() != nil {
+            // Under systemd but without $FDSTORE: systemd before 254 does not announce its store, or the unit sets no
+            // FileDescriptorStoreMax=. Said once, at start: the file is as durable for the session's life.
+            logger.notice(
+                "state: systemd announced no descriptor store ($FDSTORE; systemd 254 or later, with "
+                    + "FileDescriptorStoreMax=), so the log is the file \(path)"
+            )
+        }
         var replay = StateLog.Replay()
         var source = path
         var generation = 0
@@ -65,13 +74,15 @@ extension Daemon {
                     + "from \(source)" + (counts.leftOut > 0 ? "; left out \(counts.leftOut) past the bounds" : "")
             )
         }
-        restoredPluginRecord = replay.state.plugins
+        pluginLeftovers = replay.state.pluginProcesses
         // A fresh, compacted log: nothing past a damaged record survives to hide later appends behind it.
         let place: StateStore.Place = notifier.map { .store($0, generation: generation) } ?? .file(path: path)
         do {
             var compacted = StateLog.header
             for record in broker.durableState().snapshot { record.encode(into: &compacted) }
-            if let plugins = replay.state.plugins { StateRecord.plugins(plugins).encode(into: &compacted) }
+            if !pluginLeftovers.isEmpty {
+                StateRecord.plugins(StateLog.processList(pluginLeftovers)).encode(into: &compacted)
+            }
             let copy = try StateStore.makeLog(for: place)
             try copy.append(compacted)
             let state = StateStore(place: place, log: copy)
@@ -109,14 +120,31 @@ extension Daemon {
             return
         }
         var failure: SystemError?
-        broker.takeStateRecords { bytes in
-            do throws(SystemError) {
-                try state.log.append(bytes)
-                try state.compaction?.log.append(bytes)
-            } catch {
-                failure = error
-            }
+        broker.takeStateRecords { bytes in failure = Self.append(bytes, to: state) }
+        stateAppended(failure)
+    }
+
+    /// Writes one record of the daemon's own (the plugins' processes) to the state log at once.
+    mutating func writeState(_ record: StateRecord) {
+        guard let state else { return }
+        let bytes = record.encoded
+        stateAppended(bytes.withUnsafeBytes { Self.append($0, to: state) })
+    }
+
+    /// Appends `bytes` to the log and to the compacted copy being written, if any.
+    private static func append(_ bytes: UnsafeRawBufferPointer, to state: StateStore) -> SystemError? {
+        do throws(SystemError) {
+            try state.log.append(bytes)
+            try state.compaction?.log.append(bytes)
+            return nil
+        } catch {
+            return error
         }
+    }
+
+    /// Logs a failed append once per episode, and begins a compaction once the log passes its threshold.
+    private mutating func stateAppended(_ failure: SystemError?) {
+        guard let state else { return }
         if let failure {
             if !state.failing { logger.error("state: cannot append to \(state.description): \(failure)") }
             state.failing = true
@@ -126,21 +154,44 @@ extension Daemon {
             logger.notice("state: appending to \(state.description) again")
             state.failing = false
         }
-        if state.compaction == nil && state.log.length > 2 * broker.durableBytes + Self.compactionSlack {
+        // Not while the broker holds records of this turn: the copy starts from the broker's state as it is now.
+        if state.compaction == nil && !broker.hasStateToWrite
+            && state.log.length > Self.compactionThreshold(liveBytes: liveStateBytes)
+        {
             beginCompaction(state)
         }
     }
 
-    /// Room a log may grow past twice its state before it is compacted: the compaction of a small state is not
-    /// worth its writes.
-    static let compactionSlack = 64 << 10
+    /// The bytes a compacted log of the state now takes: the broker's retained values and wills
+    /// (``Broker/durableBytes``) and the plugins' processes record.
+    var liveStateBytes: Int {
+        let processes = pluginLeftovers.count + plugins.recorded.count
+        return broker.durableBytes + (processes == 0 ? 0 : StateRecord.headerSize + 6 + 12 * processes)
+    }
+
+    /// The most the state log takes outside a compaction: twice the state it holds, or ``stateFloor`` when that is
+    /// more (README, Guarantees).
+    static func stateBound(liveBytes: Int) -> Int {
+        max(2 * liveBytes, stateFloor)
+    }
+
+    /// When the log is compacted: at three quarters of its bound, so that what is appended while the compaction's
+    /// steps run (a step a turn, ``StateStore/valuesPerStep`` values each) finds room below the bound.
+    static func compactionThreshold(liveBytes: Int) -> Int {
+        stateBound(liveBytes: liveBytes) / 4 * 3
+    }
+
+    /// The bound of a small state: compacting a state of a few KiB each time its log doubled would rewrite it every
+    /// few posts, for a saving of a few KiB of a daemon whose own memory is some MiB.
+    static let stateFloor = 64 << 10
 
     private mutating func beginCompaction(_ state: StateStore) {
         do {
             let log = try state.makeCopy()
             var first = StateLog.header
             for record in broker.durableWills() { record.encode(into: &first) }
-            if let plugins = restoredPluginRecord { StateRecord.plugins(plugins).encode(into: &first) }
+            let processes = pluginLeftovers.merging(plugins.recorded) { _, new in new }
+            if !processes.isEmpty { StateRecord.plugins(StateLog.processList(processes)).encode(into: &first) }
             try log.append(first)
             state.compaction = StateStore.Compaction(log: log, names: broker.retainedNames())
             loop.schedule(.stateCompaction, at: 0)

@@ -112,8 +112,9 @@ struct Daemon: ~Copyable {
     var state: StateStore?
     /// The state logs systemd passed back from its descriptor store, for ``openState()``.
     var storedState: [SystemdActivation.StoredDescriptor] = []
-    /// The plugins record the state log held at start, carried into its compacted copies.
-    var restoredPluginRecord: [UInt8]?
+    /// The plugins' processes the state log held at start, left by the last heraldd: ended, with the record
+    /// cleared, when the plugins start (Daemon+Descendants), and carried into compacted copies until then.
+    var pluginLeftovers: [Int32: UInt64] = [:]
     /// When the last blocking wait for events returned (not a check that did not block), for ``waitForEvents()``.
     var lastWokeAt: UInt64 = 0
 

@@ -109,7 +109,8 @@ struct PluginHost {
     /// The plugins exited since heraldd last looked for orphans, by pid, and the timer for looking.
     var exitedSinceOrphanCheck: [Int32: String] = [:]
     var orphanTimer: TimerID?
-    /// What the record beside the socket holds as live, pid to start time, and how many lines it has.
+    /// What the record (the state log, or `SOCKET.plugins` without one) holds as live, pid to start time, and how
+    /// many lines the file has.
     var recorded: [Int32: UInt64] = [:]
     var recordLines = 0
     /// Orphans kept (their plugin still runs) and already in the record.

@@ -33,8 +33,9 @@ final class PluginBed: Sendable {
 
     /// Starts heraldd with plugins on, reading this bed's folders; `environment` is added to the daemon's, and so
     /// to every plugin's.
-    func startDaemon(environment: [String: String?] = [:]) async throws -> TestDaemon {
+    func startDaemon(arguments: [String] = [], environment: [String: String?] = [:]) async throws -> TestDaemon {
         try await TestDaemon.start(
+            arguments: arguments,
             directory: directory,
             plugins: true,
             environment: daemonEnvironment.merging(environment) { _, new in new }

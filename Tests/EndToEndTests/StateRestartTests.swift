@@ -180,7 +180,7 @@ struct StateRestartTests {
 }
 
 extension StateRestartTests {
-    /// A log grown past twice its state and 64 KiB is compacted within the loop, and the value is still there after
+    /// A log grown past its bound (twice its state, or 64 KiB) is compacted within the loop, and the value is there after
     /// a SIGKILL.
     @Test func aGrownLogIsCompactedAndKeepsTheNewestValue() async throws {
         let directory = TemporaryDirectory()
@@ -196,5 +196,39 @@ extension StateRestartTests {
         try await first.stop(signal: SIGKILL)
         let second = try await TestDaemon.start(arguments: ["--state-file", path], directory: directory)
         #expect(try await run("herald", ["get", "grow.value"], environment: second.environment).stdout == "last\n")
+    }
+}
+
+extension StateRestartTests {
+    /// A relayed retained value's origin (wire version 2) is in the log: after a SIGKILL, a new subscriber's replay
+    /// carries the same host, daemon and sequence, marked retained; a version 1 reader gets the value without it.
+    @Test func aRetainedValueKeepsItsOriginAcrossSIGKILL() async throws {
+        let directory = TemporaryDirectory()
+        let first = try await TestDaemon.start(directory: directory)
+        let writer = try WireClient.ready(socketPath: first.socketPath, version: 2)
+        let origin = Frame.Origin(host: "laptop.local", daemon: "heraldd-1000", sequence: 123_456_789)
+        try writer.post("bridge.mqtt.temp", "21.5", retain: true, origin: origin)
+        try writer.post("build.state", "green", retain: true)
+        try await first.stop(signal: SIGKILL)
+        let second = try await TestDaemon.start(directory: directory)
+        let reader = try WireClient.ready(socketPath: second.socketPath, version: 2)
+        let replayed = try reader.subscribe(1, "**").compactMap { frame -> Frame.Notify? in
+            if case .notify(let notify) = frame { return notify }
+            return nil
+        }
+        let relayed = replayed.first { $0.name == "bridge.mqtt.temp" }
+        #expect(relayed?.payload == Array("21.5".utf8))
+        #expect(relayed?.retained == true)
+        #expect(relayed?.origin == origin)
+        let plain = replayed.first { $0.name == "build.state" }
+        #expect(plain?.retained == true)
+        #expect(plain?.origin == nil)
+        let old = try WireClient.ready(socketPath: second.socketPath, version: 1)
+        let oldReplay = try old.subscribe(1, "bridge.**")
+        guard case .notify(let notify) = oldReplay.first else {
+            Issue.record("no replay for version 1: \(oldReplay)")
+            return
+        }
+        #expect(notify.payload == Array("21.5".utf8) && notify.origin == nil && notify.retained)
     }
 }

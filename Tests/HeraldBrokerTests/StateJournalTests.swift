@@ -127,6 +127,60 @@ struct StateJournalTests {
         #expect(second.output(of: reader).contains(.ack(.init(request: 8, sequence: 6))))
     }
 
+    /// A retained value's origin (wire version 2) is in its record, and a restored broker replays it with the
+    /// value, to a version 2 subscriber.
+    @Test func aRetainedValuesOriginSurvivesTheLog() throws {
+        var first = BrokerHarness()
+        first.broker.keepsStateLog = true
+        let client = first.connect(1, version: 2)
+        let origin = Frame.Origin(host: "laptop", daemon: "heraldd@laptop", sequence: 9001)
+        _ = first.send(
+            .post(.init(request: 4, name: "bridge.temp", payload: Array("21".utf8), retain: true, origin: origin)),
+            from: client
+        )
+        let log = try Self.log(of: &first)
+        #expect(log.retained["bridge.temp"]?.origin == origin)
+        var second = BrokerHarness()
+        second.broker.restore(log, monotonicNow: 0)
+        let reader = second.connect(1, version: 2)
+        second.subscribe(reader, 1, "bridge.*")
+        let values: [Frame.Notify] = second.output(of: reader).compactMap {
+            if case .notify(let notify) = $0 { return notify }
+            return nil
+        }
+        #expect(values.count == 1)
+        #expect(values.first?.origin == origin)
+        #expect(values.first?.retained == true)
+        #expect(values.first?.payload == Array("21".utf8))
+    }
+
+    /// ``Broker/durableBytes`` is the size of a compacted log of the retained values, exactly: what the daemon's
+    /// bound of twice the state is measured against.
+    @Test func theDurableBytesAreTheCompactedLogsSize() {
+        var harness = BrokerHarness()
+        harness.broker.keepsStateLog = true
+        let plain = harness.connect(1)
+        let relayed = harness.connect(2, version: 2)
+        for index in 0..<40 {
+            harness.post(plain, "v.\(index % 7)", String(repeating: "p", count: index), retain: true)
+            _ = harness.send(
+                .post(
+                    .init(
+                        name: "o.\(index % 5)",
+                        payload: Array(repeating: 1, count: index + 1),
+                        retain: true,
+                        origin: Frame.Origin(host: "h\(index)", daemon: index % 2 == 0 ? "" : "dd", sequence: 1)
+                    )
+                ),
+                from: relayed
+            )
+        }
+        harness.post(plain, "v.3", "", retain: true)
+        var compacted = StateLog.header
+        for record in harness.broker.durableState().snapshot { record.encode(into: &compacted) }
+        #expect(harness.broker.durableBytes == compacted.count)
+    }
+
     @Test func aRestoredWillIsPostedWhenItsClientDoesNotComeBack() throws {
         var first = BrokerHarness()
         first.broker.keepsStateLog = true

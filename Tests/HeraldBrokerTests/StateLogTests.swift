@@ -1,3 +1,4 @@
+import HeraldWire
 import Testing
 
 @testable import HeraldBroker
@@ -57,7 +58,7 @@ struct StateLogTests {
                 gid: 5,
                 name: "x",
                 payload: [1],
-                origin: "mqtt:broker"
+                origin: Frame.Origin(host: "laptop", daemon: "heraldd-7", sequence: 41)
             )
         ),
         .cleared(name: "a.b", sequence: 12),
@@ -76,7 +77,10 @@ struct StateLogTests {
         ),
         .willPending(id: 3, due: 123_456_789),
         .willEnded(id: 3),
-        .plugins([1, 2, 3]),
+        .plugins([.init(pid: 12, startTime: 3400), .init(pid: 99, startTime: 3500)]),
+        .plugins([]),
+        .pluginStarted(.init(pid: 4242, startTime: 77)),
+        .pluginEnded(pid: 4242),
     ])
     func decodesWhatItEncodes(_ record: StateRecord) throws {
         let bytes = record.encoded
@@ -207,11 +211,77 @@ struct StateLogTests {
         let (bytes, _) = Self.sampleLog()
         var state = try StateLog.replay(bytes).state
         state.apply(.cleared(name: "n4", sequence: 31))
-        state.apply(.plugins([9]))
+        state.apply(.plugins([.init(pid: 9, startTime: 1)]))
+        state.apply(.pluginStarted(.init(pid: 10, startTime: 2)))
+        state.apply(.pluginStarted(.init(pid: 11, startTime: 3)))
+        state.apply(.pluginEnded(pid: 9))
+        var origin = state.retained["n5"]!
+        origin.origin = Frame.Origin(host: "desk", daemon: "d", sequence: 5)
+        state.apply(.retained(origin))
         var compacted = StateLog.header
         for record in state.snapshot { record.encode(into: &compacted) }
         let again = try StateLog.replay(compacted).state
         #expect(again.retained == state.retained)
-        #expect(again.plugins == [9])
+        #expect(again.retained["n5"]?.origin == Frame.Origin(host: "desk", daemon: "d", sequence: 5))
+        #expect(again.pluginProcesses == [10: 2, 11: 3])
+        // The whole set replaces what came before it.
+        state.apply(.plugins([]))
+        #expect(state.pluginProcesses.isEmpty)
+    }
+
+    @Test func aRetainedValueWithAnOriginIsKindSevenByteForByte() {
+        var value = Self.value
+        value.origin = Frame.Origin(host: "pc", daemon: "d", sequence: 0x0102)
+        let body: [UInt8] =
+            [7, 0]  // kind, flags
+            + [7, 0, 0, 0, 0, 0, 0, 0] + [9, 0, 0, 0, 0, 0, 0, 0]  // sequence, time
+            + [0xFE, 0xFF, 0xFF, 0xFF] + [0xE8, 0x03, 0, 0] + [100, 0, 0, 0]  // pid, uid, gid
+            + [3, 0] + Array("a.b".utf8) + [2, 0, 0, 0, 0x41, 0x42]
+            + [2, 0] + Array("pc".utf8) + [1, 0] + Array("d".utf8) + [2, 1, 0, 0, 0, 0, 0, 0]  // host, daemon, sequence
+        let encoded = StateRecord.retained(value).encoded
+        #expect(Array(encoded[8...]) == body)
+        #expect(
+            encoded.count
+                == StateRecord.retainedSize(nameCount: 3, payloadCount: 2, origin: value.origin)
+        )
+    }
+
+    /// A log written in the first layout, byte by byte as the first heraldd wrote it (kind 1 for every retained
+    /// value, its flag bit 0 reserved for an origin string), replays in full.
+    @Test func aLogInTheFirstLayoutStillReplays() throws {
+        func framed(_ body: [UInt8]) -> [UInt8] {
+            let checksum = CRC32C.checksum(body)
+            return withUnsafeBytes(of: UInt32(body.count).littleEndian) { Array($0) }
+                + withUnsafeBytes(of: checksum.littleEndian) { Array($0) } + body
+        }
+        let credentials: [UInt8] = [0x10, 0, 0, 0] + [0xE8, 0x03, 0, 0] + [0xE8, 0x03, 0, 0]  // pid 16, uid, gid 1000
+        let plain: [UInt8] =
+            [1, 0] + [5, 0, 0, 0, 0, 0, 0, 0] + [1, 0, 0, 0, 0, 0, 0, 0] + credentials
+            + [11, 0] + Array("build.state".utf8) + [5, 0, 0, 0] + Array("green".utf8)
+        let withOriginString: [UInt8] =
+            [1, 1] + [6, 0, 0, 0, 0, 0, 0, 0] + [2, 0, 0, 0, 0, 0, 0, 0] + credentials
+            + [8, 0] + Array("bridge.x".utf8) + [1, 0, 0, 0, 0x31] + [4, 0] + Array("mqtt".utf8)
+        let cleared: [UInt8] = [2, 0] + [7, 0, 0, 0, 0, 0, 0, 0] + [5, 0] + Array("gone.".utf8)
+        let will: [UInt8] =
+            [3, 1] + [2, 0, 0, 0, 0, 0, 0, 0] + [0xD0, 0x07, 0, 0] + credentials
+            + [4, 0] + Array("chat".utf8) + [10, 0] + Array("presence.a".utf8) + [1, 0, 0, 0, 0x30]
+        let pending: [UInt8] = [4, 0] + [2, 0, 0, 0, 0, 0, 0, 0] + [0x40, 0x42, 0x0F, 0, 0, 0, 0, 0]
+        let bytes =
+            Array("HRLDSTAT".utf8) + [1, 0, 0, 0] + framed(plain) + framed(withOriginString) + framed(cleared)
+            + framed(will) + framed(pending)
+        let replay = try StateLog.replay(bytes)
+        #expect(replay.damage == nil)
+        #expect(replay.records == 5)
+        #expect(replay.validLength == bytes.count)
+        let state = replay.state
+        #expect(state.retained["build.state"]?.payload == Array("green".utf8))
+        #expect(state.retained["build.state"]?.origin == nil)
+        #expect(state.retained["build.state"]?.pid == 16)
+        #expect(state.retained["bridge.x"]?.origin == Frame.Origin(host: "mqtt"))
+        #expect(state.lastSequence == 7)
+        #expect(state.wills[2]?.record.name == "presence.a")
+        #expect(state.wills[2]?.record.retain == true)
+        #expect(state.wills[2]?.due == 1_000_000)
+        #expect(state.pluginProcesses.isEmpty)
     }
 }

@@ -100,15 +100,18 @@ public final class WireClient: @unchecked Sendable {
         throw TestFailure("connection closed before the ACK of subscription \(subscription)")
     }
 
-    /// Posts and waits for the ACK; returns the post's sequence number.
+    /// Posts and waits for the ACK; returns the post's sequence number. An `origin` needs version 2.
     @discardableResult
     public func post(
         _ name: String,
         _ payload: String = "",
         retain: Bool = false,
-        request: UInt32 = 99
+        request: UInt32 = 99,
+        origin: Frame.Origin? = nil
     ) throws -> UInt64 {
-        try send(.post(.init(request: request, name: name, payload: Array(payload.utf8), retain: retain)))
+        try send(
+            .post(.init(request: request, name: name, payload: Array(payload.utf8), retain: retain, origin: origin))
+        )
         return try acknowledgement(of: request, "a post")
     }
 
