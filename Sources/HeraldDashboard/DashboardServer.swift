@@ -30,8 +30,9 @@ struct DashboardActions: Sendable {
 /// The dashboard on ``HTTPServer``: answers the routes ``Route`` decides, and streams the model's changes to every
 /// open page as Server-Sent Events, a few times a second while a page is open and not at all otherwise.
 ///
-/// A page that does not read its stream costs at most ``streamQueueLimit`` bytes: past that its stream is ended with
-/// a `dropped` event that says why, as the chat server drops a listener that stopped reading.
+/// A page that does not read its stream costs at most ``streamQueueLimit`` bytes: past that what waits for it is
+/// discarded and its stream ends with a `dropped` event that says why, as the chat server drops a listener that
+/// stopped reading.
 final class DashboardServer: HTTPHandler {
     typealias ID = HTTPServer.ConnectionID
 
@@ -197,8 +198,9 @@ final class DashboardServer: HTTPHandler {
                 let reason =
                     "the page read too slowly: \(queued) bytes waited for it, more than the limit of \(streamQueueLimit)."
                 logger.warning("dropped \(id): \(reason)")
-                server.send(Self.event("dropped", "{\"reason\":\(Markup.json(reason))}"), to: id)
-                server.finish(id)
+                // What waits is discarded, so the memory goes now and the message comes right after what the client
+                // has already been sent.
+                server.abandon(id, lastChunk: Self.event("dropped", "{\"reason\":\(Markup.json(reason))}"))
                 streams.removeValue(forKey: id)
             } else {
                 kept.append(id)
