@@ -113,9 +113,19 @@ final class Browser: @unchecked Sendable {
         throw Failure(description: "\(method) got no answer in \(timeout)")
     }
 
-    /// Opens `url` in the page.
-    func navigate(to url: String) async throws {
+    /// Opens `url` in the page and waits until it has loaded (a busy machine may take long: the wait is generous).
+    func navigate(to url: String, timeout: Duration = .seconds(90)) async throws {
         try await send("Page.navigate", ["url": url])
+        let loaded = try await eventually(timeout: timeout) {
+            try await isTrue("location.href === \(Self.literal(url)) && document.readyState === 'complete'")
+        }
+        guard loaded else { throw Failure(description: "\(url) did not load in \(timeout)") }
+    }
+
+    /// `text` as a JavaScript string literal.
+    static func literal(_ text: String) -> String {
+        let data = try? JSONSerialization.data(withJSONObject: [text])
+        return String(decoding: data ?? Data("[\"\"]".utf8), as: UTF8.self).dropFirst().dropLast().description
     }
 
     /// Evaluates `expression` in the page (awaiting a promise) and returns its value as JSON would carry it.
@@ -130,9 +140,10 @@ final class Browser: @unchecked Sendable {
         return (result["result"] as? [String: Any])?["value"]
     }
 
-    /// Whether `expression` is true in the page now.
+    /// Whether `expression` is true in the page now; false while it throws (an element not there yet).
     func isTrue(_ expression: String) async throws -> Bool {
-        try await evaluate("Boolean(\(expression))") as? Bool ?? false
+        try await evaluate("(() => { try { return Boolean(\(expression)); } catch (e) { return false; } })()") as? Bool
+            ?? false
     }
 
     /// The page as a PNG, the whole window.
