@@ -2,7 +2,6 @@ import Foundation
 public import Herald
 import HeraldHTTP
 public import HeraldPosix
-import Synchronization
 
 #if os(Linux)
 /// `herald dashboard`: a Herald client that serves a live view of the session on 127.0.0.1.
@@ -35,8 +34,9 @@ public final class Dashboard: Sendable {
     private let shared: SharedModel
     private let control: Herald
     private let monitor: Herald
-    private let openStreams: StreamCount
     private let thread: ServerThread
+    /// Reads the `MONITOR` into the model; it ends when the connection does.
+    private let monitorTask: Task<Void, Never>
 
     /// Connects to heraldd, reads what it knows, and starts serving; the URL works once this returns.
     ///
@@ -47,12 +47,11 @@ public final class Dashboard: Sendable {
         control = try await Herald.connect(socketPath: options.socketPath, options: heraldOptions)
         monitor = try await Herald.connect(socketPath: options.socketPath, options: heraldOptions)
         shared = SharedModel(DashboardModel(recentPosts: options.recentPosts, maximumNames: options.maximumNames))
-        openStreams = StreamCount()
         // The monitor first, then the names and values: a post between the two is seen, and a GET answer older than
         // it does not replace it (``NameTree/retainedValueRead(_:payload:sequence:)``).
         let notifications = try await monitor.monitor(bufferingPolicy: .bufferingNewest(8192))
         let shared = self.shared
-        Task.detached {
+        monitorTask = Task.detached {
             for await note in notifications {
                 if case .dropped(let count, _, _)? = note.notice {
                     shared.mutex.withLock { $0.postsDropped(count) }
@@ -109,6 +108,12 @@ public final class Dashboard: Sendable {
                     }
                 }
             },
+            refreshStatus: {
+                Task {
+                    guard let status = try? await control.status() else { return }
+                    shared.mutex.withLock { $0.statusRead(status) }
+                }
+            },
             plugin: { action, name in
                 Task {
                     do throws(HeraldError) {
@@ -124,24 +129,19 @@ public final class Dashboard: Sendable {
             shared: shared,
             policy: policy,
             actions: actions,
-            openStreams: openStreams,
             logger: logger
         )
         thread = ServerThread(server: server, handler: handler)
         thread.start()
     }
 
-    /// Runs until heraldd goes away: reads the daemon's status every 2 s while a page is open.
+    /// Runs until heraldd goes away. Nothing here wakes on a timer: the HTTP server asks for the daemon's status
+    /// every 2 s while a page is open, and not at all otherwise.
     ///
     /// - Throws: why the connection to heraldd ended.
     public func run() async throws(HeraldError) {
-        while control.isConnected && monitor.isConnected {
-            try? await Task.sleep(for: .seconds(2))
-            guard openStreams.value.load(ordering: .relaxed) > 0 else { continue }
-            let status = try await control.status()
-            shared.mutex.withLock { $0.statusRead(status) }
-        }
-        throw control.disconnectReason ?? monitor.disconnectReason
+        await monitorTask.value
+        throw monitor.disconnectReason ?? control.disconnectReason
             ?? HeraldError(.daemonUnavailable, "the connection to heraldd ended")
     }
 }

@@ -14,15 +14,12 @@ final class SharedModel: Sendable {
     }
 }
 
-/// How many event streams are open, for the task that reads the daemon's status only while a page looks.
-final class StreamCount: Sendable {
-    let value = Atomic<Int>(0)
-}
-
 /// What the page's requests do to heraldd: carried out on the Herald connection by tasks of their own, since the
 /// HTTP loop must not wait. Each reports its outcome as a notice in the model.
 struct DashboardActions: Sendable {
     var post: @Sendable (_ name: String, _ payload: [UInt8], _ retain: Bool) -> Void
+    /// Reads heraldd's `STATUS` into the model.
+    var refreshStatus: @Sendable () -> Void
     var plugin: @Sendable (_ action: Herald.PluginAction, _ name: String) -> Void
 }
 
@@ -47,7 +44,6 @@ final class DashboardServer: HTTPHandler {
     let logger: Logger
     /// The open streams and the name each plots.
     private var streams: [ID: String?] = [:]
-    let openStreams: StreamCount
     /// The newest post sent to the streams.
     private var lastPostSent: UInt64 = 0
     /// The last second whose tick was sent.
@@ -58,14 +54,12 @@ final class DashboardServer: HTTPHandler {
         shared: SharedModel,
         policy: AccessPolicy,
         actions: DashboardActions,
-        openStreams: StreamCount,
         streamQueueLimit: Int = 256 * 1024,
         logger: Logger
     ) {
         self.shared = shared
         self.policy = policy
         self.actions = actions
-        self.openStreams = openStreams
         self.streamQueueLimit = streamQueueLimit
         self.logger = logger
     }
@@ -128,7 +122,6 @@ final class DashboardServer: HTTPHandler {
     func streamStarted(_ connection: ID, request: HTTPRequest, server: HTTPServer) {
         guard case .events(let after, let selected) = Route(request, policy: policy) else { return }
         streams[connection] = selected
-        openStreams.value.store(streams.count, ordering: .relaxed)
         let second = Self.currentSecond
         let (full, series) = shared.mutex.withLock { model in
             (
@@ -144,7 +137,6 @@ final class DashboardServer: HTTPHandler {
 
     func streamClosed(_ connection: ID, server: HTTPServer) {
         streams.removeValue(forKey: connection)
-        openStreams.value.store(streams.count, ordering: .relaxed)
         if streams.isEmpty { nextDeadline = nil }
     }
 
@@ -168,7 +160,11 @@ final class DashboardServer: HTTPHandler {
             return (update, fields, counts)
         }
         lastPostSent = lastPost
-        if let ticks { lastTick = ticks.upperBound }
+        if let ticks {
+            lastTick = ticks.upperBound
+            // The status every 2 s while a page looks, and never otherwise.
+            if ticks.contains(where: { $0 % 2 == 0 }) { actions.refreshStatus() }
+        }
         let everyone = dropSlowStreams(server)
         if let update {
             server.send(Self.event("update", update), to: everyone)
@@ -206,7 +202,6 @@ final class DashboardServer: HTTPHandler {
                 kept.append(id)
             }
         }
-        openStreams.value.store(streams.count, ordering: .relaxed)
         return kept
     }
 

@@ -56,6 +56,12 @@ struct DashboardBrowserTests {
                 }
             )
 
+            let postedCount =
+                "Number([...document.querySelectorAll('#status-body tr')]"
+                + ".find((tr) => tr.cells[0].textContent === 'posted').cells[1].textContent)"
+            let postedAtLoad = try await browser.evaluate(postedCount) as? Int ?? -1
+            #expect(postedAtLoad >= 3, "the daemon's status is in the first view")
+
             // A post made now appears in the tree and the list of posts.
             let clock = ContinuousClock()
             let posted = clock.now
@@ -72,6 +78,14 @@ struct DashboardBrowserTests {
             #expect(shown, "the live post reached the page")
             #expect(latency < .seconds(1), "the live post took \(latency) to appear")
             print("dashboard: a live post appeared in the page \(latency) after `herald post` returned")
+
+            // The status follows, read every 2 s while the page is open.
+            #expect(
+                try await eventually(timeout: .seconds(15)) {
+                    try await browser.isTrue("\(postedCount) > \(postedAtLoad)")
+                },
+                "the page's status shows the live post counted"
+            )
 
             // The page's own post form.
             _ = try await browser.evaluate(
