@@ -76,7 +76,12 @@ public final class Dashboard: Sendable {
         for name in try await control.names() {
             let value = try await control.retainedValue(of: name)
             shared.mutex.withLock {
-                $0.retainedValueRead(name, payload: value?.payload, sequence: value?.sequence ?? 0)
+                $0.retainedValueRead(
+                    name,
+                    payload: value?.payload,
+                    sequence: value?.sequence ?? 0,
+                    timeNanoseconds: value?.timeNanoseconds
+                )
             }
         }
         let status = try await control.status()

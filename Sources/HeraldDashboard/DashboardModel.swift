@@ -72,9 +72,15 @@ public struct DashboardModel: Sendable {
         droppedChanged = true
     }
 
-    /// `NAMES` listed `name`, or `GET` read its retained value (`payload` nil: it has none).
-    public mutating func retainedValueRead(_ name: String, payload: [UInt8]?, sequence: UInt64) {
-        names.retainedValueRead(name, payload: payload, sequence: sequence)
+    /// `NAMES` listed `name`, or `GET` read its retained value (`payload` nil: it has none), posted at
+    /// `timeNanoseconds`.
+    public mutating func retainedValueRead(
+        _ name: String,
+        payload: [UInt8]?,
+        sequence: UInt64,
+        timeNanoseconds: UInt64? = nil
+    ) {
+        names.retainedValueRead(name, payload: payload, sequence: sequence, timeNanoseconds: timeNanoseconds)
     }
 
     /// `STATUS` answered.

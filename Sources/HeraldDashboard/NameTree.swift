@@ -71,8 +71,13 @@ public struct NameTree: Sendable {
     }
 
     /// A retained value was read with `GET` (or a name listed by `NAMES` has none: `payload` nil). Kept only when no
-    /// newer post set the value since.
-    public mutating func retainedValueRead(_ name: String, payload: [UInt8]?, sequence: UInt64) {
+    /// newer post set the value since; its post time (`timeNanoseconds`) is the name's last post until one is seen.
+    public mutating func retainedValueRead(
+        _ name: String,
+        payload: [UInt8]?,
+        sequence: UInt64,
+        timeNanoseconds: UInt64? = nil
+    ) {
         guard makeRoom(for: name) else { return }
         if entries[name] == nil { entries[name] = Entry() }
         guard let payload else {
@@ -81,6 +86,7 @@ public struct NameTree: Sendable {
         }
         guard sequence >= entries[name]!.retainedSequence else { return }
         setRetained(name, payload: payload, sequence: sequence)
+        if entries[name]!.lastPostNanoseconds == nil { entries[name]!.lastPostNanoseconds = timeNanoseconds }
         changed.insert(name)
     }
 

@@ -123,6 +123,24 @@ struct DashboardBrowserTests {
                 "the page shows the plugin stopped"
             )
 
+            // Choosing a name plots its rate beside all posts, from the series the new stream starts with.
+            _ = try await browser.evaluate("document.querySelector('a.plot-name[data-name=\"room.window\"]').click()")
+            for number in 1...3 {
+                #expect(
+                    try await run("herald", ["post", "room.window", "n=\(number)"], environment: environment).status
+                        == 0
+                )
+            }
+            let plotted = try await eventually(timeout: .seconds(20)) {
+                try await browser.isTrue(
+                    "document.getElementById('selected-label').textContent === 'room.window' && "
+                        + "document.getElementById('plot-named').getAttribute('points').split(' ').length === 300 && "
+                        + "document.getElementById('plot-named').getAttribute('points').split(' ')"
+                        + ".some((p) => Number(p.split(',')[1]) < 150) && location.search.includes('name=room.window')"
+                )
+            }
+            #expect(plotted, "the chosen name's rate is plotted: 300 seconds, not all zero")
+
             // A screenshot for CI's artifacts (and for the README, by hand), once the rate plot has a few seconds.
             _ = try await eventually(timeout: .seconds(5)) { false }
             let png = try await browser.screenshot()

@@ -43,8 +43,10 @@ import Testing
         post(&tree, "a", "{\"new\":true}", sequence: 9, retain: true)
         tree.retainedValueRead("a", payload: Array("{\"old\":true}".utf8), sequence: 5)
         #expect(tree.entries["a"]!.retained == Array("{\"new\":true}".utf8))
-        tree.retainedValueRead("b", payload: Array("{\"b\":1}".utf8), sequence: 3)
+        tree.retainedValueRead("b", payload: Array("{\"b\":1}".utf8), sequence: 3, timeNanoseconds: 77)
         #expect(tree.entries["b"]!.retained == Array("{\"b\":1}".utf8))
+        #expect(tree.entries["b"]!.lastPostNanoseconds == 77, "the value's post time until a post is seen")
+        #expect(tree.entries["a"]!.lastPostNanoseconds == 100_000_000_000, "a post seen is newer than any GET")
         tree.retainedValueRead("c", payload: nil, sequence: 0)
         #expect(tree.entries["c"] != nil && tree.entries["c"]!.retained == nil, "a name listed without a value")
     }
