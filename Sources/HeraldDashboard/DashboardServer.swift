@@ -66,9 +66,11 @@ final class DashboardServer: HTTPHandler {
 
     static var currentSecond: Int64 { Int64(SystemClock.realtimeNanoseconds() / 1_000_000_000) }
 
+    /// `same-origin`, not `no-referrer`: the token in the URL still never leaves for another site, and the page's own
+    /// form POSTs keep their Origin, which `no-referrer` turns into "null" for a form sent without the script.
     static let securityHeaders: HTTPHeaders = [
         "Cache-Control": "no-store",
-        "Referrer-Policy": "no-referrer",
+        "Referrer-Policy": "same-origin",
         "X-Frame-Options": "DENY",
         "X-Content-Type-Options": "nosniff",
         "Content-Security-Policy":

@@ -18,7 +18,7 @@ public enum PageRenderer {
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <meta name="referrer" content="no-referrer">
+            <meta name="referrer" content="same-origin">
             <title>Herald dashboard</title>
             <style>\(PageAssets.css)</style>
             </head>

@@ -146,6 +146,22 @@ final class Browser: @unchecked Sendable {
             ?? false
     }
 
+    /// Clicks the middle of the element `selector` finds, with the mouse, as a user would.
+    func click(_ selector: String) async throws {
+        let box =
+            try await evaluate(
+                "(() => { const r = document.querySelector(\(Self.literal(selector))).getBoundingClientRect(); "
+                    + "return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+            ) as? [Double]
+        guard let box, box.count == 2 else { throw Failure(description: "nothing to click at \(selector)") }
+        for type in ["mousePressed", "mouseReleased"] {
+            try await send(
+                "Input.dispatchMouseEvent",
+                ["type": type, "x": box[0], "y": box[1], "button": "left", "clickCount": 1]
+            )
+        }
+    }
+
     /// The page as a PNG, the whole window.
     func screenshot() async throws -> Data {
         let result = try await send("Page.captureScreenshot", ["format": "png"])

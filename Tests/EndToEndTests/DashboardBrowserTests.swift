@@ -149,6 +149,34 @@ struct DashboardBrowserTests {
             try png.write(to: URL(fileURLWithPath: path))
             print("dashboard: screenshot written to \(path) (\(png.count) bytes)")
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+
+            // With JavaScript off: the first view holds the tree and the plugins, and the plugin's form still works
+            // (a plain form POST, answered 303 back to the page).
+            try await browser.send("Emulation.setScriptExecutionDisabled", ["value": true])
+            try await browser.navigate(to: dashboard.url)
+            #expect(try await browser.isTrue("window.heraldTimerLag === undefined"), "the page's script did not run")
+            #expect(
+                try await browser.isTrue(
+                    "document.querySelector('tr[data-name=\"room.window\"]') && "
+                        + "document.querySelector('tr[data-plugin=\"sleeper\"] td').textContent === 'stopped'"
+                ),
+                "the server-rendered view has the live post's name and the plugin's state"
+            )
+            // A real click, as a user's: with scripts off, a script's click() submits nothing.
+            try await browser.click("button[aria-label=\"start sleeper\"]")
+            let started = try await eventually(timeout: .seconds(30)) {
+                (try? await PluginProbe.list(daemon))?["sleeper"]?.state == "running"
+            }
+            #expect(started, "the start button worked without JavaScript")
+            #expect(
+                try await eventually(timeout: .seconds(20)) {
+                    try await browser.isTrue(
+                        "location.pathname === '/' && document.readyState === 'complete' && "
+                            + "document.getElementById('names') !== null"
+                    )
+                },
+                "the form's answer led back to the page"
+            )
         } catch {
             await browser.close()
             throw error
