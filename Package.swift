@@ -61,6 +61,7 @@ let package = Package(
             name: "herald",
             dependencies: [
                 "Herald", "HeraldCommandLine", "HeraldDaemon", "HeraldChatServer", "HeraldChatClient", "HeraldLaunch",
+                "HeraldDashboard",
             ],
             swiftSettings: strict
         ),
@@ -69,6 +70,13 @@ let package = Package(
         // A small, strict HTTP/1.1 server on an epoll loop of our own: parsing is pure, I/O goes through
         // HeraldPosix.
         .target(name: "HeraldHTTP", dependencies: ["HeraldPosix"], swiftSettings: strict),
+        // `herald dashboard` as a library: the model of names, posts and rates, the access checks and the page (pure),
+        // and the server that streams them to the page on HeraldHTTP.
+        .target(
+            name: "HeraldDashboard",
+            dependencies: ["Herald", "HeraldHTTP", "HeraldPosix"],
+            swiftSettings: strict
+        ),
         // The chat server as a library: routing and the room on HeraldHTTP, and `ChatServerMain`.
         .target(
             name: "HeraldChatServer",
@@ -155,6 +163,7 @@ let package = Package(
         .testTarget(name: "HeraldLaunchTests", dependencies: ["HeraldLaunch"]),
         .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldPosix"]),
+        .testTarget(name: "HeraldDashboardTests", dependencies: ["HeraldDashboard", "HeraldHTTP", "Herald"]),
         .testTarget(
             name: "HeraldTests",
             dependencies: [

@@ -235,6 +235,23 @@ public final class HTTPServer {
         needsFlush.insert(connection.rawValue)
     }
 
+    /// Ends `connection`'s stream now, for a client too slow to read it: the chunks queued and not yet started are
+    /// discarded, so they free their memory at once, and `bytes` follows what has been written as the stream's last
+    /// chunk, then its end; the connection closes once that is written (or after the linger timeout).
+    /// ``HTTPHandler/streamClosed(_:server:)`` is not called. Ignored when the stream is gone or finished.
+    ///
+    /// A chunk already partly written is completed first, so the client still reads a well-formed chunked body.
+    public func abandon(_ connection: ConnectionID, lastChunk bytes: [UInt8]) {
+        guard let entry = connections[connection.rawValue], entry.phase == .streaming else {
+            return
+        }
+        let kept = entry.offset > 0 ? Array(entry.output.prefix(1)) : []
+        entry.output = kept
+        entry.queuedBytes = kept.first.map { $0.bytes.count - entry.offset } ?? 0
+        entry.queue(ChunkedEncoding.chunk(bytes), payload: 0)
+        finish(connection)
+    }
+
     /// The numeric address the connection comes from ("127.0.0.1", "::1"); nil if it is gone or was unknown.
     public func peerAddress(of connection: ConnectionID) -> String? {
         guard let peer = connections[connection.rawValue]?.peer, !peer.isEmpty else {

@@ -18,6 +18,8 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
 
     public static let `continue` = HTTPStatus(code: 100, reason: "Continue")
     public static let ok = HTTPStatus(code: 200, reason: "OK")
+    public static let accepted = HTTPStatus(code: 202, reason: "Accepted")
+    public static let seeOther = HTTPStatus(code: 303, reason: "See Other")
     public static let badRequest = HTTPStatus(code: 400, reason: "Bad Request")
     public static let forbidden = HTTPStatus(code: 403, reason: "Forbidden")
     public static let notFound = HTTPStatus(code: 404, reason: "Not Found")

@@ -15,6 +15,7 @@ enum HeraldCommand {
         MonitorCommand.self,
         NamesCommand.self,
         PluginsCommand.self,
+        DashboardCommand.self,
         DemoCommand.self,
     ]
 

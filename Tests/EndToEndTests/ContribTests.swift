@@ -12,7 +12,7 @@ struct ContribTests {
         "--no-send-batching", "--coalesce-us", "--no-plugins", "--version", "--help",
     ]
     static let subcommands = [
-        "post", "observe", "wait", "get", "status", "monitor", "names", "plugins", "demo", "help",
+        "post", "observe", "wait", "get", "status", "monitor", "names", "plugins", "dashboard", "demo", "help",
     ]
     static let observeFlags = [
         "--json", "--count", "--timeout", "--ready", "--overflow", "--reconnect", "--will", "--will-json",

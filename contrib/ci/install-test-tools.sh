@@ -4,7 +4,8 @@
 # dbus-bin), gdbus (libglib2.0-bin), groff (groff-base), the shells the completions are for
 # (bash, zsh, fish), desktop-file-validate (desktop-file-utils) and mosquitto (the MQTT bridge's tests start
 # their own on a free port; the package's service, where it starts, is not used) and python3-dbusmock (the D-Bus
-# client's tests start its upower and logind templates on a private bus).
+# client's tests start its upower and logind templates on a private bus) and chromium (`herald dashboard`'s tests load
+# the page in it, headless, and drive it over the DevTools protocol).
 # Debian and Ubuntu; run as root (CI is). `apt-get update` runs only when something is missing.
 set -eu
 
@@ -23,6 +24,7 @@ need zsh zsh
 need fish fish
 need desktop-file-validate desktop-file-utils
 need mosquitto mosquitto
+need chromium chromium
 # python-dbusmock is a Python module, not a command: the D-Bus client's tests run `python3 -m dbusmock`.
 python3 -c 'import dbusmock' >/dev/null 2>&1 || missing="$missing python3-dbusmock"
 

@@ -18,7 +18,7 @@ _herald() {
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local subcommands="post observe wait get status monitor names plugins demo help"
+    local subcommands="post observe wait get status monitor names plugins dashboard demo help"
     local common="-s --socket -h --help"
 
     # Find the subcommand, the socket given, and how many positionals precede the cursor.
@@ -31,7 +31,7 @@ _herald() {
             ((i++))
             ;;
         --socket=*) socket=${word#--socket=} ;;
-        --json | --count | --timeout | --overflow | --will | --will-json | --will-delay)
+        --json | --count | --timeout | --overflow | --will | --will-json | --will-delay | --port | --posts)
             # These take a value, except --json outside post.
             if [[ $word != --json || $subcommand == post ]]; then ((i++)); fi
             ;;
@@ -55,7 +55,7 @@ _herald() {
         COMPREPLY=($(compgen -W "$(_herald_names "$socket")" -- "$cur"))
         return
         ;;
-    --count | --timeout | --will-json | --will-delay)
+    --count | --timeout | --will-json | --will-delay | --port | --posts)
         return
         ;;
     --json)
@@ -74,6 +74,7 @@ _herald() {
     observe) options="--json --count --timeout --ready --overflow --reconnect --will --will-json --will-retain --will-delay" ;;
     wait) options="--timeout" ;;
     get | status | monitor | names | plugins) options="--json" ;;
+    dashboard) options="--port --posts" ;;
     esac
 
     if [[ $cur == -* ]]; then

@@ -14,7 +14,7 @@ function __herald_names
     herald names $socket 2>/dev/null
 end
 
-set -l __herald_subcommands post observe wait get status monitor names plugins demo help
+set -l __herald_subcommands post observe wait get status monitor names plugins dashboard demo help
 
 complete -c herald -f
 complete -c herald -s s -l socket -r -F -d 'The daemon socket'
@@ -28,6 +28,7 @@ complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a
 complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a monitor -d 'Print every notification'
 complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a names -d 'List known names'
 complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a plugins -d "List or control heraldd's plugins"
+complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a dashboard -d 'Serve a live web view of the session'
 complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a demo -d 'Run the chat demo'
 complete -c herald -n "not __fish_seen_subcommand_from $__herald_subcommands" -a help -d 'Show help'
 
@@ -50,3 +51,5 @@ complete -c herald -n '__fish_seen_subcommand_from observe' -l will-delay -x -d 
 
 complete -c herald -n '__fish_seen_subcommand_from get status monitor names plugins' -l json -d 'Print JSON'
 complete -c herald -n '__fish_seen_subcommand_from plugins' -a 'start stop restart reload' -d 'Plugin action'
+complete -c herald -n '__fish_seen_subcommand_from dashboard' -l port -x -d 'The port on 127.0.0.1'
+complete -c herald -n '__fish_seen_subcommand_from dashboard' -l posts -x -d 'How many last posts the page lists'

@@ -1,0 +1,74 @@
+import Foundation
+import HeraldLaunch
+import HeraldPosix
+import HeraldTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A page that stops reading its event stream costs the dashboard bounded memory (issue 32, "How it is built and
+/// bounded"): past 256 KiB waiting, its stream ends with a `dropped` event that says why, as the chat server drops a
+/// listener that stopped reading, and the dashboard goes on serving.
+@Suite struct DashboardStreamTests {
+    @Test(.timeLimit(.minutes(3)))
+    func aPageThatStopsReadingItsStreamIsDroppedWithAMessage() async throws {
+        let daemon = try await TestDaemon.start()
+        let dashboard = try await DashboardProcess.start(daemon)
+        defer { dashboard.process.signal(SIGKILL) }
+
+        // A client with a tiny receive buffer, set before it connects so the window it offers stays small, that
+        // asks for the stream and then reads nothing.
+        let socket = FileDescriptor(
+            owning: Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        )
+        var small: Int32 = 4096
+        _ = setsockopt(socket.rawValue, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = dashboard.port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socket.rawValue, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        try #require(connected == 0, "connect: errno \(errno)")
+        let request = "GET /events?token=\(dashboard.token) HTTP/1.1\r\nHost: 127.0.0.1:\(dashboard.port)\r\n\r\n"
+        try Array(request.utf8).withUnsafeBytes { try socket.writeAll($0) }
+
+        // A flood of posts with large payloads to many names: every update is large.
+        let publisher = try WireClient.ready(socketPath: daemon.socketPath)
+        var round = 0
+        let clock = ContinuousClock()
+        let started = clock.now
+        let dropped = try await eventually(timeout: .seconds(120)) {
+            round += 1
+            try publisher.blast(200, to: "flood.n\(round % 50)", payloadSize: 900)
+            return dashboard.process.stderr.contains("the page read too slowly")
+        }
+        let log = String(dashboard.process.stderr.suffix(1000))
+        #expect(dropped, "the slow stream was dropped after \(round) rounds; stderr: \(log)")
+        print("dashboard: a stream left unread was dropped after \(clock.now - started) and \(round * 200) posts")
+
+        // What the client gets when it reads at last: the updates it had, then the message, then the end.
+        try socket.setReceiveTimeout(seconds: 20)
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let result = try buffer.withUnsafeMutableBytes { try socket.read(into: $0) }
+            guard case .processed(let count) = result, count > 0 else { break }
+            received += buffer[..<count]
+        }
+        let text = String(decoding: received, as: UTF8.self)
+        let tail = String(text.suffix(300)).debugDescription
+        let said = text.contains("event: dropped\ndata: {\"reason\":\"the page read too slowly")
+        let ended = text.hasSuffix("\r\n0\r\n\r\n")
+        #expect(said, "the client read \(received.count) bytes, ending with \(tail)")
+        #expect(ended, "the stream ended with its last chunk: \(tail)")
+
+        // The dashboard goes on serving.
+        #expect(try dashboard.request("GET", "/?token=\(dashboard.token)").status == 200)
+    }
+}

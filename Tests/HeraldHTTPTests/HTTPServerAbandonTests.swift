@@ -1,0 +1,71 @@
+import HeraldPosix
+import Testing
+
+@testable import HeraldHTTP
+
+#if os(Linux)
+/// Ending a stream for a client too slow to read it (`abandon`), with the server stepped by hand so that what is
+/// queued and what is written are exactly what the test says.
+@Suite struct HTTPServerAbandonTests {
+    /// Streams every request.
+    final class Streamer: HTTPHandler {
+        typealias ID = HTTPServer.ConnectionID
+        var started: [ID] = []
+        var closed: [ID] = []
+
+        var nextDeadline: UInt64? { nil }
+
+        func handle(_ request: HTTPRequest, on connection: ID, server: HTTPServer) -> HTTPServer.Reply {
+            .stream(.chunked(contentType: "text/event-stream"))
+        }
+
+        func streamStarted(_ connection: ID, request: HTTPRequest, server: HTTPServer) { started.append(connection) }
+        func streamClosed(_ connection: ID, server: HTTPServer) { closed.append(connection) }
+        func streamDrained(_ connection: ID, bytes: Int, server: HTTPServer) {}
+        func deadlineReached(server: HTTPServer) {}
+    }
+
+    @Test func abandoningAStreamDiscardsWhatWaitsAndSendsTheLastChunkThenTheEnd() throws {
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, stopSignals: [])
+        let handler = Streamer()
+        server.handler = handler
+        let client = try TCPSocket.connect(host: "127.0.0.1", port: server.port)
+        try client.setReceiveTimeout(seconds: 5)
+        try #require(try server.listener.waitForInput(orFrom: -1, timeoutMilliseconds: 5_000).this)
+        server.acceptConnections()
+        let id = try #require(server.connections.keys.first)
+        try Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { try client.writeAll($0) }
+        try #require(try server.connections[id]!.socket.waitForInput(orFrom: -1, timeoutMilliseconds: 5_000).this)
+        server.connectionReady(id, events: .readable)
+        let stream = try #require(handler.started.first)
+        server.flushPending()
+
+        // Three large chunks queued and not written (no flush between): what a slow client leaves waiting.
+        for _ in 0..<3 { server.send(Array(repeating: UInt8(ascii: "x"), count: 100_000), to: stream) }
+        #expect(server.queuedBytes(of: stream)! > 300_000)
+        server.abandon(stream, lastChunk: Array("event: dropped\ndata: too slow\n\n".utf8))
+        #expect(server.queuedBytes(of: stream)! < 100, "what waited is discarded at once")
+        #expect(server.streamConnectionCount == 0)
+        // A stream abandoned takes no more chunks.
+        server.send(Array("late".utf8), to: stream)
+        server.flushPending()
+
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let result = try buffer.withUnsafeMutableBytes { try client.read(into: $0) }
+            guard case .processed(let count) = result, count > 0 else { break }
+            received += buffer[..<count]
+        }
+        let text = String(decoding: received, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(!text.contains("xxxx"), "nothing that waited was sent")
+        #expect(!text.contains("late"))
+        #expect(
+            text.hasSuffix("\r\n\r\n1f\r\nevent: dropped\ndata: too slow\n\n\r\n0\r\n\r\n"),
+            "\(text.debugDescription)"
+        )
+        #expect(handler.closed.isEmpty, "the handler ended it itself: it is not told")
+    }
+}
+#endif
