@@ -310,7 +310,7 @@ public final class Bridge {
     func send(_ packet: Packet) {
         guard link != nil else { return }
         do {
-            output.append(contentsOf: try packet.encode())
+            try packet.encode(into: &output)
         } catch {
             logger.error("cannot encode \(packet.type): \(error)")
         }
