@@ -66,7 +66,7 @@ public final class Bridge {
     var connected = false
     var backoff = Duration.milliseconds(100)
     var queue: ExportQueue
-    var importedKeys = RecentSet<String>(capacity: 65_536)
+    var importedKeys = RecentSet<ImportKey>(capacity: 65_536)
     var maxInflight = 100
     /// The packet identifiers of QoS 1 messages imported from the last read, whose PUBACK waits for heraldd
     /// (`acknowledgeImports`).
