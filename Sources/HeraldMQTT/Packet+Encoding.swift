@@ -69,8 +69,22 @@ extension Packet {
     /// - Throws: `PacketError` when a field breaks a rule `validate()` checks, or the packet is longer than a
     ///   Remaining Length can say (268,435,455 bytes).
     public func encode() throws(PacketError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        try encode(into: &bytes)
+        return bytes
+    }
+
+    /// Validates the packet and appends its encoding to `output`; on a throw, `output` is as it was.
+    ///
+    /// A sender that gathers packets for one write appends each in place: encoding into an array of its own and
+    /// appending that cost an allocation and a copy per packet (perf, the exporting bridge).
+    public func encode(into output: inout [UInt8]) throws(PacketError) {
         try validate()
         var body = ByteWriter()
+        if case .publish(let publish) = self {
+            // The whole body at once, not grown from empty by doubling: topic, identifier, properties, payload.
+            body.bytes.reserveCapacity(publish.topic.utf8.count + publish.payload.count + 128)
+        }
         var flags = type.fixedFlags
         switch self {
         case .connect(let connect):
@@ -140,12 +154,12 @@ extension Packet {
         guard body.bytes.count <= VariableByteInteger.maximum else {
             throw PacketError(.packetTooLarge, "\(type) of \(body.bytes.count) bytes is over 268,435,455")
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(body.bytes.count + 5)
-        bytes.append(type.rawValue << 4 | flags)
-        VariableByteInteger.append(body.bytes.count, to: &bytes)
-        bytes.append(contentsOf: body.bytes)
-        return bytes
+        // Exactly the packet's size for a new array; a gathering one grows as arrays do, which a reserve per packet
+        // would defeat.
+        if output.isEmpty { output.reserveCapacity(body.bytes.count + 5) }
+        output.append(type.rawValue << 4 | flags)
+        VariableByteInteger.append(body.bytes.count, to: &output)
+        output.append(contentsOf: body.bytes)
     }
 
     static func checkBinary(_ data: [UInt8], _ field: String) throws(PacketError) {

@@ -106,6 +106,9 @@ extension Packet {
     static func checkString(_ text: String, _ field: @autoclosure () -> String) throws(PacketError) {
         let count = text.utf8.count
         guard count <= 65_535 else { throw .malformed("\(field()) of \(count) bytes is over 65,535") }
-        guard !text.utf8.contains(0) else { throw .malformed("\(field()) contains U+0000") }
+        // In place where the bytes are contiguous (a native string always is): `contains` over the UTF-8 view steps
+        // index by index, and was 2 to 3 % of each bridge's samples (perf), five user properties a message.
+        let hasZero = text.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? text.utf8.contains(0)
+        guard !hasZero else { throw .malformed("\(field()) contains U+0000") }
     }
 }

@@ -93,6 +93,9 @@ extension Properties {
     /// Appends the property section: its length, then each property, in identifier order.
     func encode(into writer: inout ByteWriter) {
         var section = ByteWriter()
+        // Room for the usual section (a few user properties) at once: grown from empty, it was reallocated several
+        // times per packet.
+        section.bytes.reserveCapacity(128)
         func byte(_ id: Identifier, _ value: UInt8?) {
             if let value {
                 section.u8(id.rawValue)
@@ -181,7 +184,7 @@ extension Properties {
                 throw .protocolError("\(context) carries \(id) (\(id.name)) more than once")
             }
             seen |= 1 << id.rawValue
-            let field = "\(id.name)"
+            let field = id.name
             switch id {
             case .payloadFormatIndicator: properties.payloadFormatIndicator = try section.u8(field)
             case .messageExpiryInterval: properties.messageExpiryInterval = try section.u32(field)

@@ -8,7 +8,12 @@ public enum Topic {
         guard !topic.isEmpty || allowEmpty else {
             throw .protocolError("the Topic Name is empty and no Topic Alias stands for it")
         }
-        guard !topic.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) else {
+        // In place where the bytes are contiguous (a native string always is), not index by index (perf).
+        let isWildcard = { (byte: UInt8) in byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") }
+        let hasWildcard =
+            topic.utf8.withContiguousStorageIfAvailable { $0.contains(where: isWildcard) }
+            ?? topic.utf8.contains(where: isWildcard)
+        guard !hasWildcard else {
             throw PacketError(.topicNameInvalid, "the Topic Name \"\(topic)\" contains a wildcard")
         }
     }

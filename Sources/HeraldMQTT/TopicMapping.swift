@@ -54,6 +54,7 @@ public struct TopicMapping: Hashable, Sendable {
     ///
     /// - Throws: `Refusal` when a segment contains `/`, `+` or `#`, or the first is `$hosts`.
     public func topic(forName name: String) throws(Refusal) -> String {
+        if let topic = plainTopic(forName: name) { return topic }
         let segments = name.split(separator: ".", omittingEmptySubsequences: false)
         for segment in segments where segment.contains(where: { $0 == "/" || $0 == "+" || $0 == "#" }) {
             throw .segmentHasTopicCharacter(String(segment))
@@ -90,6 +91,7 @@ public struct TopicMapping: Hashable, Sendable {
     ///
     /// - Throws: `Refusal` when the topic is not under the prefix, or a level is empty or contains `.`.
     public func name(forTopic topic: String) throws(Refusal) -> String {
+        if let name = plainName(forTopic: topic) { return name }
         let head = prefix + "/"
         guard topic.hasPrefix(head), topic.utf8.count > head.utf8.count else { throw .notUnderPrefix(topic) }
         let levels = topic.utf8.dropFirst(head.utf8.count).split(
@@ -103,5 +105,63 @@ public struct TopicMapping: Hashable, Sendable {
         }
         if levels[0] == "$hosts" { throw .levelHasNoName(topic) }
         return levels.joined(separator: ".")
+    }
+
+    // MARK: The usual case in one pass
+    //
+    // A bridge maps every message it carries. Splitting into segments and joining them again cost several
+    // allocations per message (perf: 3 to 4 % of each bridge's samples); a name or topic that none of the rules
+    // above concerns is mapped byte for byte instead, and everything else takes the general path.
+
+    /// The topic of `name` when no rule but the separator applies: no `/`, `+` or `#`, and a first segment other
+    /// than `hosts` and `$hosts`. Nil otherwise.
+    private func plainTopic(forName name: String) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(prefix.utf8.count + 1 + name.utf8.count)
+        bytes.append(contentsOf: prefix.utf8)
+        bytes.append(UInt8(ascii: "/"))
+        let start = bytes.count
+        for byte in name.utf8 {
+            switch byte {
+            case UInt8(ascii: "/"), UInt8(ascii: "+"), UInt8(ascii: "#"): return nil
+            case UInt8(ascii: "."): bytes.append(UInt8(ascii: "/"))
+            default: bytes.append(byte)
+            }
+        }
+        guard !Self.firstLevelIsHosts(bytes[start...], separator: UInt8(ascii: "/")) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The name of `topic` when no rule but the separator applies: under the prefix, no empty level, no `.`, and a
+    /// first level other than `hosts` and `$hosts`. Nil otherwise.
+    private func plainName(forTopic topic: String) -> String? {
+        let utf8 = topic.utf8
+        let prefixCount = prefix.utf8.count
+        guard utf8.count > prefixCount + 1, utf8.starts(with: prefix.utf8) else { return nil }
+        let separator = utf8.index(utf8.startIndex, offsetBy: prefixCount)
+        guard utf8[separator] == UInt8(ascii: "/") else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count - prefixCount - 1)
+        // "/" before the first level: a "/" right after a "/" is an empty level, at the start or inside.
+        var previous = UInt8(ascii: "/")
+        for byte in utf8[utf8.index(after: separator)...] {
+            switch byte {
+            case UInt8(ascii: "."): return nil
+            case UInt8(ascii: "/"):
+                if previous == UInt8(ascii: "/") { return nil }
+                bytes.append(UInt8(ascii: "."))
+            default: bytes.append(byte)
+            }
+            previous = byte
+        }
+        // A last "/" is an empty last level.
+        guard previous != UInt8(ascii: "/"), !Self.firstLevelIsHosts(bytes[...], separator: UInt8(ascii: "."))
+        else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func firstLevelIsHosts(_ bytes: ArraySlice<UInt8>, separator: UInt8) -> Bool {
+        let first = bytes.prefix { $0 != separator }
+        return first.elementsEqual("hosts".utf8) || first.elementsEqual("$hosts".utf8)
     }
 }

@@ -29,7 +29,7 @@ public enum VariableByteInteger {
     ///   specification requires the shortest, so every value has exactly one encoding).
     public static func parse(
         _ bytes: some RandomAccessCollection<UInt8>,
-        _ field: String
+        _ field: @autoclosure () -> String
     ) throws(PacketError) -> (
         value: Int, count: Int
     )? {
@@ -41,12 +41,12 @@ public enum VariableByteInteger {
             value |= Int(byte & 0x7f) << (7 * position)
             if byte & 0x80 == 0 {
                 guard position == 0 || byte != 0 else {
-                    throw .malformed("\(field) is a variable byte integer of \(position + 1) bytes where fewer do")
+                    throw .malformed("\(field()) is a variable byte integer of \(position + 1) bytes where fewer do")
                 }
                 return (value, position + 1)
             }
             index = bytes.index(after: index)
         }
-        throw .malformed("\(field) is a variable byte integer longer than 4 bytes")
+        throw .malformed("\(field()) is a variable byte integer longer than 4 bytes")
     }
 }

@@ -126,25 +126,28 @@ extension Bridge {
     ///
     /// - Returns: whether it was sent.
     private func publish(_ message: Packet.Publish) -> Bool {
-        let bytes: [UInt8]
+        // Encoded straight into the output, and taken back out if it may not go.
+        let start = output.count
         do {
-            bytes = try Packet.publish(message).encode()
+            try Packet.publish(message).encode(into: &output)
         } catch {
             logger.error("cannot encode PUBLISH to \(message.topic): \(error)")
             if message.qos != .atMostOnce { queue.acknowledged(message.packetIdentifier) }
             return false
         }
-        if let limit = brokerMaximumPacketSize, bytes.count > limit {
+        let size = output.count - start
+        if let limit = brokerMaximumPacketSize, size > limit {
+            output.removeSubrange(start...)
             tooLarge += 1
             if message.qos != .atMostOnce { queue.acknowledged(message.packetIdentifier) }
             logLimited(
                 "too-large",
-                "not exported: \(message.topic): \(bytes.count) bytes, past the broker's Maximum Packet Size of "
+                "not exported: \(message.topic): \(size) bytes, past the broker's Maximum Packet Size of "
                     + "\(limit) (\(tooLarge) too large)"
             )
             return false
         }
-        if link != nil { output.append(contentsOf: bytes) }
+        if link == nil { output.removeSubrange(start...) }
         return true
     }
 }

@@ -97,7 +97,11 @@ extension Bridge {
     }
 
     static func isPresenceName(_ name: String) -> Bool {
-        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
-        return segments.count == 3 && segments[0] == "hosts" && segments[2] == "online"
+        isPresence(name.split(separator: ".", omittingEmptySubsequences: false))
+    }
+
+    /// Whether a name's `segments` are `hosts.HOSTID.online`.
+    static func isPresence(_ segments: [Substring]) -> Bool {
+        segments.count == 3 && segments[0] == "hosts" && segments[2] == "online"
     }
 }

@@ -26,16 +26,18 @@ extension Bridge {
             logLimited("invalid-name", "not imported: \(publish.topic): \(error)")
             return
         }
-        let isPresence = Self.isPresenceName(name)
+        // Split once for the presence check and every import pattern: a split per pattern cost an array each.
+        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
+        let isPresence = Self.isPresence(segments)
         // MQTT's '#' also matches the level above it, which Herald's '**' does not.
-        guard isPresence || importPatterns.contains(where: { Self.matches(name, $0) }) else {
+        guard isPresence || importPatterns.contains(where: { Self.matches(segments, $0) }) else {
             imports.unmatched += 1
             return
         }
         let sequence = properties.userProperty(UserPropertyName.sequence)
         let daemon = properties.userProperty(UserPropertyName.daemonPID) ?? ""
         if !name.hasPrefix("herald."), let origin, let sequence {
-            guard importedKeys.insert("\(origin)/\(daemon)/\(sequence)") else {
+            guard importedKeys.insert(ImportKey(origin: origin, daemon: daemon, sequence: sequence)) else {
                 imports.duplicates += 1
                 return
             }
@@ -93,9 +95,8 @@ extension Bridge {
         logger.warning(count == 1 ? message() : "\(message()) (and \(count - 1) more like it in the last second)")
     }
 
-    /// Whether `name` matches a Herald pattern's segments: `*` one segment, a final `**` one or more.
-    static func matches(_ name: String, _ pattern: [Substring]) -> Bool {
-        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
+    /// Whether a name's `segments` match a Herald pattern's segments: `*` one segment, a final `**` one or more.
+    static func matches(_ segments: [Substring], _ pattern: [Substring]) -> Bool {
         if pattern.last == "**" {
             guard segments.count >= pattern.count else { return false }
         } else {

@@ -66,7 +66,7 @@ public final class Bridge {
     var connected = false
     var backoff = Duration.milliseconds(100)
     var queue: ExportQueue
-    var importedKeys = RecentSet<String>(capacity: 65_536)
+    var importedKeys = RecentSet<ImportKey>(capacity: 65_536)
     var maxInflight = 100
     /// The packet identifiers of QoS 1 messages imported from the last read, whose PUBACK waits for heraldd
     /// (`acknowledgeImports`).
@@ -310,7 +310,7 @@ public final class Bridge {
     func send(_ packet: Packet) {
         guard link != nil else { return }
         do {
-            output.append(contentsOf: try packet.encode())
+            try packet.encode(into: &output)
         } catch {
             logger.error("cannot encode \(packet.type): \(error)")
         }

@@ -114,6 +114,7 @@ extension BridgeIO {
             return nil
         }
         shared.withLock { shared in
+            defer { noteOutput(shared) }
             let queued = shared.pending
             shared.pending = []
             shared.socket = socket
@@ -249,6 +250,7 @@ extension BridgeIO {
     private func writePending(_ connection: inout Connection?) {
         guard connection != nil else { return }
         shared.withLock { shared in
+            defer { noteOutput(shared) }
             guard let socket = shared.socket, !shared.pending.isEmpty, shared.failure == nil else { return }
             let bytes = shared.pending
             shared.pending = []
@@ -259,6 +261,9 @@ extension BridgeIO {
     /// Watches the socket for room exactly while output is pending; ends the connection after a failed write.
     private func watchOutput(_ connection: inout Connection?) {
         guard var current = connection else { return }
+        // Nothing pending, no failure, the socket not watched for room: nothing to change, and no lock taken. A
+        // write that leaves output pending or fails after this load wakes this thread (`.output`), which looks again.
+        if !current.watchesOutput && !outputWaiting.load(ordering: .acquiring) { return }
         let (waiting, failure) = shared.withLock { (!$0.pending.isEmpty, $0.failure) }
         if let failure {
             end(&connection, failure)
@@ -294,6 +299,7 @@ extension BridgeIO {
         }
         box.loop.deregister(connection.socket.descriptor.rawValue)
         shared.withLock { shared in
+            defer { noteOutput(shared) }
             if shared.socket === connection.socket {
                 shared.socket = nil
                 shared.pending = []

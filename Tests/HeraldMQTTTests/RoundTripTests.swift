@@ -180,6 +180,34 @@ struct RoundTripTests {
         #expect(try Packet.decode(bytes).encode() == bytes)
     }
 
+    @Test(arguments: packets)
+    func encodesIntoAGatheringBufferAfterWhatItHolds(packet: Packet) throws {
+        var output: [UInt8] = [0xAA, 0xBB]
+        try packet.encode(into: &output)
+        #expect(output == [0xAA, 0xBB] + (try packet.encode()))
+    }
+
+    @Test func decodesStringsBeyondASCIIAsWrittenAndRefusesU0000AmongThem() throws {
+        var properties = Properties()
+        properties.userProperties = [UserProperty("ключ", "värde"), UserProperty("plain", "é\u{1F600}")]
+        let packet = Packet.publish(.init(topic: "unicode/é", payload: [1], properties: properties))
+        #expect(try Packet.decode(try packet.encode()) == packet)
+        // "é" then U+0000, as a topic: well-formed UTF-8, still refused.
+        #expect(throws: PacketError.self) { try Packet.decode([0x30, 0x06, 0x00, 0x03, 0xC3, 0xA9, 0x00, 0x00]) }
+    }
+
+    @Test func leavesAGatheringBufferAsItWasWhenAPacketIsRefused() throws {
+        let ack = Packet.puback(.init(packetIdentifier: 7))
+        var output: [UInt8] = []
+        try ack.encode(into: &output)
+        let before = output
+        let wildcard = Packet.publish(.init(topic: "a/+", payload: [1, 2, 3]))
+        #expect(throws: PacketError.self) { try wildcard.encode(into: &output) }
+        let nul = Packet.publish(.init(topic: "a\u{0}b", payload: [1, 2, 3]))
+        #expect(throws: PacketError.self) { try nul.encode(into: &output) }
+        #expect(output == before)
+    }
+
     @Test func refusesEveryPropertyInAPacketThatDoesNotAllowIt() {
         // PINGREQ has no properties at all; UNSUBSCRIBE allows only User Property.
         var unsubscribe = Packet.Unsubscribe(packetIdentifier: 1, topicFilters: ["a"])

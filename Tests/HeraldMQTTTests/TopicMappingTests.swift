@@ -59,4 +59,62 @@ struct TopicMappingTests {
     func refusesAPrefixThatIsNoPlainTopic(prefix: String) {
         #expect(TopicMapping(prefix: prefix) == nil)
     }
+
+    // The mapping takes the usual name or topic in one pass and the rest by the general rules; these check both
+    // against the rules as the type's documentation states them, over every short combination of the segments and
+    // levels the rules single out.
+
+    @Test func mapsEveryShortNameAsTheRulesSay() {
+        let segments = ["a", "hosts", "$hosts", "online", "", "é", "x/y", "+", "#", "h1"]
+        for name in Self.combinations(of: segments, upTo: 3, separator: ".") {
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            let expected: String?
+            if parts.contains(where: { $0.contains("/") || $0.contains("+") || $0.contains("#") }) {
+                expected = nil
+            } else if parts[0] == "$hosts" {
+                expected = nil
+            } else if parts.count == 3 && parts[0] == "hosts" && parts[2] == "online" {
+                expected = "herald/$hosts/\(parts[1])/online"
+            } else {
+                expected = "herald/" + parts.joined(separator: "/")
+            }
+            #expect((try? mapping.topic(forName: name)) == expected, "name \(name)")
+        }
+    }
+
+    @Test func mapsEveryShortTopicAsTheRulesSay() {
+        let levels = ["a", "hosts", "$hosts", "online", "", "a.b", "é", "h1"]
+        for rest in Self.combinations(of: levels, upTo: 3, separator: "/") {
+            for head in ["herald/", "heraldx/", "herald"] {
+                let topic = head + rest
+                // What follows "herald/", however the topic was put together.
+                let under = topic.hasPrefix("herald/") ? String(topic.dropFirst("herald/".count)) : nil
+                let parts = under?.split(separator: "/", omittingEmptySubsequences: false) ?? []
+                var expected: String?
+                if let under, !under.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.contains(".") }) {
+                    if parts.count == 3 && parts[2] == "online" && parts[0] == "$hosts" {
+                        expected = "hosts.\(parts[1]).online"
+                    } else if parts.count == 3 && parts[2] == "online" && parts[0] == "hosts" {
+                        expected = nil
+                    } else if parts[0] == "$hosts" {
+                        expected = nil
+                    } else {
+                        expected = parts.joined(separator: ".")
+                    }
+                }
+                #expect((try? mapping.name(forTopic: topic)) == expected, "topic \(topic)")
+            }
+        }
+    }
+
+    /// Every sequence of 1 to `count` of `parts`, joined with `separator`.
+    static func combinations(of parts: [String], upTo count: Int, separator: String) -> [String] {
+        var all: [[String]] = parts.map { [$0] }
+        var last = all
+        for _ in 1..<count {
+            last = last.flatMap { prefix in parts.map { prefix + [$0] } }
+            all += last
+        }
+        return all.map { $0.joined(separator: separator) }
+    }
 }
