@@ -6,7 +6,8 @@
 #
 #   Benchmarks/state.sh [COUNT]   COUNT posts (default 20000) to 100 names, retained and not
 #
-# Env: TIMED=20000 posts timed on each daemon (0 skips the timing); PARTS="callgrind timing strace".
+# Env: TIMED=20000 posts timed on each daemon (0 skips the timing); PARTS="callgrind timing strace"; BEFORE=a heraldd
+# (the build before a change) timed too, in the same rounds, with file and memfd.
 # Needs the release heraldd of compare.sh's build (BIN, default .build-bench/release), valgrind, strace, python3.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -87,6 +88,16 @@ if [[ " $PARTS " == *" timing "* ]] && [ "$TIMED" -gt 0 ]; then
         PIDS+=($!)
         daemons+=("$state=$dir/s:$!")
         wait_for "$dir/s" || { echo "heraldd ($state) did not start" >&2; exit 1; }
+    done
+    # BEFORE=HERALDD: another heraldd (the build before a change) timed in the same rounds, with file and memfd.
+    for state in ${BEFORE:+file memfd}; do
+        dir=$TMP/timed-before-$state
+        mkdir -p -m 700 "$dir"
+        state_flags "$state" "$dir"
+        "${ENVS[@]}" "$BEFORE" "${FLAGS[@]}" &
+        PIDS+=($!)
+        daemons+=("$state-before=$dir/s:$!")
+        wait_for "$dir/s" || { echo "heraldd ($state, before) did not start" >&2; exit 1; }
     done
     echo "$TIMED retained posts timed one at a time on each daemon, interleaved, then in writes of 100:"
     python3 "$ROOT/Benchmarks/state_timing.py" "$TIMED" "${daemons[@]}"

@@ -634,3 +634,15 @@ int herald_memfd_create(const char *name) {
     return -1;
 #endif
 }
+
+int herald_fallocate(int fd, long long offset, long long length) {
+#if defined(__linux__)
+    return fallocate(fd, 0, (off_t)offset, (off_t)length);
+#else
+    (void)fd;
+    (void)offset;
+    (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

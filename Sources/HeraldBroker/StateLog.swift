@@ -1,12 +1,18 @@
 /// heraldd's durable state as its log describes it: replaying a log's records, in order, rebuilds the retained
 /// values, the wills held and the plugins' processes at the moment of the last record.
 ///
-/// A log is ``header`` followed by ``StateRecord``s. Replay stops at the first byte that is not a whole, valid
-/// record: what precedes it is the state (a write cut short by a kill loses only the record being written, which
-/// had not been acknowledged), and ``Replay/damage`` says what was found there, for a log line.
+/// A log is ``header`` followed by ``StateRecord``s, then ``end`` when it was written through a mapping (heraldd's
+/// way; the file goes on past it with reserved zeros). Replay stops at ``end`` or at the first byte that is not a
+/// whole, valid record: what precedes it is the state (a write cut short by a kill loses only the record being
+/// written, which had not been acknowledged), and ``Replay/damage`` says what was found there, for a log line.
 public struct StateLog: Equatable, Sendable {
     /// The first bytes of every log: "HRLDSTAT", then the format's version, 1, as a u32.
     public static let header: [UInt8] = Array("HRLDSTAT".utf8) + [1, 0, 0, 0]
+
+    /// What ends a log written through a shared mapping, whose file is longer than the log (the space reserved for
+    /// later appends, zeros): a record's length of 0, which no record has, then "HEND". Replay stops there with no
+    /// damage; zeros where a record should start, without it, are still damage (a write that did not happen).
+    public static let end: [UInt8] = [0, 0, 0, 0] + Array("HEND".utf8)
 
     /// A will the log holds, and whether its connection had ended.
     public struct Will: Equatable, Sendable {
@@ -108,6 +114,10 @@ public struct StateLog: Equatable, Sendable {
                 replay.state.apply(record)
                 replay.records += 1
                 offset += size
+            case .failure(.badLength)
+            where bytes.count - offset >= end.count && bytes[offset..<(offset + end.count)].elementsEqual(end):
+                replay.validLength = offset
+                return replay
             case .failure(let damage):
                 replay.damage = damage
                 replay.validLength = offset

@@ -7,10 +7,11 @@ import HeraldPosix
 /// on the session's tmpfs). See ``StateStore``.
 ///
 /// A record is written before anything of its turn is sent: a retained value is in the log before its `ACK`, a will
-/// marked posted before its post is delivered. One `pwrite` a turn that changed the state, no `fsync`: the log is on
-/// a tmpfs or in memory, which lives as long as the session. At start the log is replayed up to its last good
-/// record and rewritten compacted; one that cannot be used is renamed aside (or dropped from the store), and heraldd
-/// starts empty. It never refuses to start for its state.
+/// marked posted before its post is delivered. A turn that changed the state copies its records into a shared mapping
+/// of the log (``LogFile/mapAppends(terminator:)``; one `pwrite` a turn when the space cannot be reserved), no
+/// `fsync`: the log is on a tmpfs or in memory, which lives as long as the session. At start the log is replayed up
+/// to its last good record and rewritten compacted; one that cannot be used is renamed aside (or dropped from the
+/// store), and heraldd starts empty. It never refuses to start for its state.
 extension Daemon {
     /// Replays the state log into the broker and starts journalling: before the first connection is read.
     mutating func openState() {
@@ -83,7 +84,7 @@ extension Daemon {
             if !pluginLeftovers.isEmpty {
                 StateRecord.plugins(StateLog.processList(pluginLeftovers)).encode(into: &compacted)
             }
-            let copy = try StateStore.makeLog(for: place)
+            let copy = try StateStore.makeLog(for: place, growthLimit: Self.reservationLimit(liveBytes: liveStateBytes))
             try copy.append(compacted)
             let state = StateStore(place: place, log: copy)
             try state.install(copy)
@@ -145,6 +146,12 @@ extension Daemon {
     /// Logs a failed append once per episode, and begins a compaction once the log passes its threshold.
     private mutating func stateAppended(_ failure: SystemError?) {
         guard let state else { return }
+        if let reason = state.log.takeMappingFailure() ?? state.compaction?.log.takeMappingFailure() {
+            if !state.mappingFailed {
+                logger.warning("state: cannot reserve room in \(state.description) (\(reason)); writing it with pwrite")
+            }
+            state.mappingFailed = true
+        }
         if let failure {
             if !state.failing { logger.error("state: cannot append to \(state.description): \(failure)") }
             state.failing = true
@@ -155,8 +162,12 @@ extension Daemon {
             state.failing = false
         }
         // Not while the broker holds records of this turn: the copy starts from the broker's state as it is now.
-        if state.compaction == nil && !broker.hasStateToWrite
-            && state.log.length > Self.compactionThreshold(liveBytes: liveStateBytes)
+        // The space reserved counts too: it is memory the log takes.
+        guard state.compaction == nil && !broker.hasStateToWrite else { return }
+        let live = liveStateBytes
+        state.log.growthLimit = Self.reservationLimit(liveBytes: live)
+        if state.log.length > Self.compactionThreshold(liveBytes: live)
+            || state.log.capacity > Self.stateBound(liveBytes: live)
         {
             beginCompaction(state)
         }
@@ -179,6 +190,13 @@ extension Daemon {
     /// steps run (a step a turn, ``StateStore/valuesPerStep`` values each) finds room below the bound.
     static func compactionThreshold(liveBytes: Int) -> Int {
         stateBound(liveBytes: liveBytes) / 4 * 3
+    }
+
+    /// The most the space reserved for the log's mapping grows to by doubling: the compaction threshold, so the log's
+    /// file keeps the quarter of its bound that a log written by `pwrite` keeps (for a state that shrinks before the
+    /// compaction is done); past it, while a compaction runs, it grows a page at a time.
+    static func reservationLimit(liveBytes: Int) -> Int {
+        compactionThreshold(liveBytes: liveBytes)
     }
 
     /// The bound of a small state: compacting a state of a few KiB each time its log doubled would rewrite it every

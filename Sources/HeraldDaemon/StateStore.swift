@@ -26,6 +26,8 @@ final class StateStore {
     var compaction: Compaction?
     /// Whether the last write failed: logged once per episode.
     var failing = false
+    /// Whether a log went back from its mapping to `pwrite`s: logged once.
+    var mappingFailed = false
 
     /// A compacted log in the making: a header, every will and the plugins record at once, then the retained
     /// values a bounded number a step, each read as it is then (so records appended to both logs meanwhile stay
@@ -77,18 +79,23 @@ final class StateStore {
 
     /// A new, empty log for a compacted copy: a memfd, or `PATH.new`.
     func makeCopy() throws(SystemError) -> LogFile {
-        try Self.makeLog(for: place)
+        try Self.makeLog(for: place, growthLimit: log.growthLimit)
     }
 
-    /// A new, empty log for `place`: a memfd, or `PATH.new`.
-    static func makeLog(for place: Place) throws(SystemError) -> LogFile {
+    /// A new, empty log for `place`: a memfd, or `PATH.new`, appended to through a shared mapping (a copy a turn,
+    /// no syscall), its reservation growing to at most `growthLimit` bytes.
+    static func makeLog(for place: Place, growthLimit: Int) throws(SystemError) -> LogFile {
+        let log: LogFile
         switch place {
         case .file(let path):
             FileSystem.remove(path + ".new")
-            return try LogFile.open(path: path + ".new")
+            log = try LogFile.open(path: path + ".new")
         case .store:
-            return try LogFile.memory(name: Self.storedName)
+            log = try LogFile.memory(name: Self.storedName)
         }
+        log.mapAppends(terminator: StateLog.end)
+        log.growthLimit = growthLimit
+        return log
     }
 
     /// Makes the whole copy `copy` the log: renamed over the file, or stored as the next generation before the

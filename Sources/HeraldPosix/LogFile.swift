@@ -1,4 +1,5 @@
 internal import CHeraldShim
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -11,12 +12,31 @@ import Darwin
 /// on the file's own offset, and no `fsync`: the log lives on a tmpfs or in memory, where a write is as durable as
 /// the session.
 ///
+/// After ``mapAppends(terminator:)`` an append is a copy into a shared mapping of the file instead (no syscall):
+/// its space is reserved ahead with fallocate, in chunks that double up to ``growthLimit``, so a full tmpfs fails
+/// the reservation (and the log goes back to `pwrite`, ``takeMappingFailure()`` says why) rather than a store
+/// raising SIGBUS. The file is then longer than the log: each append ends with the terminator, which a reader takes
+/// for the log's end, and zeros follow it. A store into a shared mapping of a memfd or of a tmpfs file is in the
+/// file's pages at once, so it survives SIGKILL as a `pwrite` does.
+///
 /// A class rather than a non-copyable struct: its owner swaps one log for its compacted copy, and the descriptor
 /// is closed once, when the last reference goes.
 public final class LogFile {
     public let descriptor: FileDescriptor
     /// Where the next append goes.
     public private(set) var length: Int
+    /// The bytes reserved and mapped for appends (the file's size while mapped); 0 while appends are `pwrite`s.
+    public private(set) var capacity = 0
+    /// The most the reservation grows to by doubling (rounded down to a page); past it, only what an append needs,
+    /// a page at a time.
+    public var growthLimit = LogFile.chunk
+    /// What ends the log in the mapped file; nil while appends are `pwrite`s.
+    private var terminator: [UInt8]?
+    private var mapping: UnsafeMutableRawBufferPointer?
+    private var mappingFailure: SystemError?
+
+    /// The first reservation, unless ``growthLimit`` is less.
+    public static let chunk = 64 << 10
 
     /// Adopts an open descriptor (a memfd handed back by systemd, or a file opened by ``open(path:)``).
     public init(adopting descriptor: consuming FileDescriptor) throws(SystemError) {
@@ -66,11 +86,82 @@ public final class LogFile {
         return bytes
     }
 
-    /// Appends `bytes` at ``length``: one `pwrite`, unless the kernel takes less.
+    deinit {
+        if let mapping { FileDescriptor.unmap(mapping) }
+    }
+
+    /// From now on, appends are copies into a shared mapping of the file, each followed by `terminator`, which a
+    /// reader must take for the end of the log (the reserved space after it holds zeros). Meant for a log this
+    /// process creates and alone appends to.
+    ///
+    /// - Parameter terminator: bytes no record starts with.
+    public func mapAppends(terminator: [UInt8]) {
+        precondition(!terminator.isEmpty && self.terminator == nil, "mapAppends(terminator:) once, with bytes")
+        self.terminator = terminator
+    }
+
+    /// Why appends went back from the mapping to `pwrite`, once: for the owner's log line.
+    public func takeMappingFailure() -> SystemError? {
+        defer { mappingFailure = nil }
+        return mappingFailure
+    }
+
+    /// Appends `bytes` at ``length``: a copy into the mapping (see ``mapAppends(terminator:)``), or one `pwrite`,
+    /// unless the kernel takes less.
     ///
     /// - Throws: ``SystemError`` (ENOSPC when the tmpfs is full); ``length`` then stays where the last whole
     ///   write left it, and a part written past it is overwritten by the next append.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+        if let terminator, !bytes.isEmpty {
+            let end = length + bytes.count
+            if end + terminator.count > capacity {
+                do throws(SystemError) {
+                    try reserve(end + terminator.count)
+                } catch {
+                    stopMapping(error)
+                    try write(bytes)
+                    return
+                }
+            }
+            let base = mapping!.baseAddress!
+            // The new terminator first, past the records, then the records over the old one: a kill between the
+            // two leaves the old terminator whole, and one during the copy leaves a record cut short, which the
+            // reader's checksum rejects.
+            terminator.withUnsafeBytes { (base + end).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            atomicMemoryFence(ordering: .releasing)
+            (base + length).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            length = end
+            return
+        }
+        try write(bytes)
+    }
+
+    /// Reserves (fallocate) and maps at least `needed` bytes: double the reservation, at least ``chunk``, at most
+    /// ``growthLimit`` unless `needed` is more. The old mapping goes once the new one is made.
+    private func reserve(_ needed: Int) throws(SystemError) {
+        let page = 4096
+        let least = (needed + page - 1) / page * page
+        let size = max(least, min(max(2 * capacity, Self.chunk), growthLimit / page * page))
+        try descriptor.allocate(offset: capacity, length: size - capacity)
+        let region = try descriptor.mapShared(length: size)
+        if let mapping { FileDescriptor.unmap(mapping) }
+        mapping = region
+        capacity = size
+    }
+
+    /// Goes back to `pwrite`s: the mapping goes, and the file is cut back to the log, so that it ends where the
+    /// next `pwrite` ends it (at worst, when the cut fails, a reader finds zeros after the log and reports them).
+    private func stopMapping(_ error: SystemError) {
+        if let mapping { FileDescriptor.unmap(mapping) }
+        mapping = nil
+        capacity = 0
+        terminator = nil
+        mappingFailure = error
+        try? truncate(to: length)
+    }
+
+    /// Appends `bytes` at ``length`` with `pwrite`.
+    private func write(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
         var done = 0
         let raw = descriptor.rawValue
         let start = length

@@ -174,6 +174,26 @@ struct StateLogTests {
         }
     }
 
+    /// A log written through a mapping ends with ``StateLog/end`` and the zeros reserved after it: its normal end.
+    @Test func theEndMarkerAndTheReservedZerosAfterItAreTheLogsEndNotDamage() throws {
+        let (bytes, offsets) = Self.sampleLog()
+        for zeros in [0, 1, 4096] {
+            let replay = try StateLog.replay(bytes + StateLog.end + repeatElement(0, count: zeros))
+            #expect(replay.records == 30)
+            #expect(replay.validLength == offsets[30])
+            #expect(replay.damage == nil)
+        }
+        // A record cut short over the old marker, the new one after it: damage at the cut record.
+        let cut = Array(bytes[..<(offsets[30] - 3)]) + [0, 0, 0]
+        let replay = try StateLog.replay(cut + StateLog.end + repeatElement(0, count: 100))
+        #expect(replay.records == 29)
+        #expect(replay.damage != nil)
+        // A marker cut short is damage too.
+        let short = try StateLog.replay(bytes + StateLog.end.prefix(6))
+        #expect(short.records == 30)
+        #expect(short.damage == .truncated)
+    }
+
     @Test func aLengthPastTheLimitIsDamageNotAnAllocation() throws {
         var bytes = StateLog.header
         bytes += [0xFF, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0] + repeatElement(1, count: 20)

@@ -378,6 +378,13 @@ int herald_pipe(int fds[2], int nonblocking_read);
 /// state log, which Glibc declares only under _GNU_SOURCE, out of Swift's view.
 int herald_memfd_create(const char *name);
 
+/// fallocate(fd, 0, offset, length): allocates the file's pages for
+/// [offset, offset + length), extending its size, so that stores through a
+/// shared mapping of them cannot fault for want of space (a full tmpfs fails
+/// here, with ENOSPC, instead of raising SIGBUS on the store). Glibc declares
+/// it only under _GNU_SOURCE. ENOSYS where there is no fallocate.
+int herald_fallocate(int fd, long long offset, long long length);
+
 #ifdef __cplusplus
 }
 #endif
