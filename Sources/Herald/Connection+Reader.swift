@@ -222,12 +222,14 @@ extension Connection {
                 case .namesReport(let report):
                     guard state.pending[report.request]?.kind == .names else { continue }
                     state.pending[report.request]!.names += report.names
-                    if !report.more,
-                        let resumption = state.complete(
-                            report.request,
-                            .success(.names(state.pending[report.request]!.names))
-                        )
-                    {
+                    if let counts = report.counts {
+                        state.pending[report.request]!.counts? += counts
+                    } else {
+                        state.pending[report.request]!.counts = nil
+                    }
+                    let entry = state.pending[report.request]!
+                    let reply = Reply.names(entry.names, counts: entry.counts)
+                    if !report.more, let resumption = state.complete(report.request, .success(reply)) {
                         resumptions.append(resumption)
                     }
                 case .dropped(let dropped):

@@ -8,8 +8,8 @@ enum Reply: Sendable {
     case value(HeraldNotification?)
     /// `STATUS_REPORT`.
     case status(HeraldStatus)
-    /// Every `NAMES_REPORT` of one answer.
-    case names([String])
+    /// Every `NAMES_REPORT` of one answer, with each name's subscriber count when `COUNTS` was asked and given.
+    case names([String], counts: [UInt32]?)
 }
 
 typealias ReplyContinuation = CheckedContinuation<Result<Reply, HeraldError>, Never>
@@ -39,6 +39,8 @@ struct PendingRequest: Sendable {
     var retained: HeraldNotification?
     /// For a `NAMES`: the names read so far.
     var names: [String] = []
+    /// For a `NAMES` with `COUNTS`: the counts read so far, one per name; nil once a frame came without them.
+    var counts: [UInt32]? = []
 }
 
 /// A caller to resume, with its outcome; resumed after the state's lock is released.

@@ -106,8 +106,35 @@ extension Herald {
     /// The names the daemon knows: those with a retained value or an exact subscription, sorted (`NAMES`).
     public func names() async throws(HeraldError) -> [String] {
         let reply = try await connection.request(.names, "NAMES") { id in .names(Frame.Names(request: id)) }
-        guard case .names(let names) = reply else { preconditionFailure("NAMES answered with \(reply)") }
+        guard case .names(let names, _) = reply else { preconditionFailure("NAMES answered with \(reply)") }
         return names
+    }
+
+    /// The names the daemon knows, as ``names()`` lists them, each with its subscriber count (`NAMES` with
+    /// `COUNTS`).
+    ///
+    /// A name's count is the number of live subscriptions, on every connection (this one included), whose pattern
+    /// matches it, exactly or by wildcard; a connection subscribed twice counts twice, and a ``monitor(bufferingPolicy:)``
+    /// is not counted. The names and their counts are taken at one moment of the daemon's.
+    ///
+    /// - Parameter withSubscriberCounts: Whether to ask for the counts; without, every count is nil, as from
+    ///   ``names()``.
+    /// - Returns: The names in ``names()``'s order. The counts are nil when not asked for, or when the daemon speaks
+    ///   only protocol version 1, which cannot count: then the names are still listed, so a caller can show them
+    ///   and leave the counts blank.
+    /// - Throws: As ``names()``.
+    public func names(withSubscriberCounts: Bool) async throws(HeraldError) -> [HeraldName] {
+        // One connection for both: after a reconnection the version could differ, and version 1 refuses `COUNTS`.
+        let connection = self.connection
+        let counting = withSubscriberCounts && connection.answersRefusals
+        let reply = try await connection.request(.names, "NAMES") { id in
+            .names(Frame.Names(request: id, counts: counting))
+        }
+        guard case .names(let names, let counts) = reply else { preconditionFailure("NAMES answered with \(reply)") }
+        guard counting, let counts, counts.count == names.count else {
+            return names.map { HeraldName(name: $0, subscribers: nil) }
+        }
+        return zip(names, counts).map { HeraldName(name: $0, subscribers: Int($1)) }
     }
 
     /// Subscribes to typed messages posted to `Message.name`; see ``notifications(matching:bufferingPolicy:)``.

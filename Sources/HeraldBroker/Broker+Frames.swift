@@ -68,7 +68,7 @@ extension Broker {
         case .monitor(let monitor):
             return handleMonitor(monitor, on: id)
         case .names(let names):
-            return answerNames(names.request, to: id)
+            return answerNames(names, to: id)
         case .plugin(let plugin):
             pluginRequests.append(PluginRequest(connection: id, frame: plugin))
             return .none

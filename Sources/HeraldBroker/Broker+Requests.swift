@@ -32,13 +32,16 @@ extension Broker {
         _ pattern: Pattern,
         _ overflow: OverflowPolicy,
         noLocal: Bool = false,
+        isMonitor: Bool = false,
         on id: ConnectionID
     ) {
         connections[id.rawValue]!.subscriptions[subscription] = Subscription(
             pattern: pattern,
             overflow: overflow,
-            noLocal: noLocal
+            noLocal: noLocal,
+            isMonitor: isMonitor
         )
+        if isMonitor { monitorCount += 1 }
         if noLocal { mailboxes[id.rawValue].noLocalCount += 1 }
         connections[id.rawValue]!.patternCost += pattern.cost
         index.insert(pattern, for: id)
@@ -63,6 +66,7 @@ extension Broker {
         connections[id.rawValue]!.patternCost -= subscription.pattern.cost
         if subscription.noLocal { mailboxes[id.rawValue].noLocalCount -= 1 }
         subscriptionCount -= 1
+        if subscription.isMonitor { monitorCount -= 1 }
         updatePolicy(of: id)
         return .none
     }
@@ -121,7 +125,7 @@ extension Broker {
             charge(will, -1)
             willEnded(connections[id.rawValue]!.willID)
         }
-        addSubscription(monitor.request, Self.everything, .dropOldest, on: id)
+        addSubscription(monitor.request, Self.everything, .dropOldest, isMonitor: true, on: id)
         enqueueControl(.ack(Frame.Ack(request: monitor.request, sequence: lastSequence)), to: id)
         return .none
     }
@@ -134,8 +138,10 @@ extension Broker {
         min(60_000, Limits.maxFrameLength(maxPayload: configuration.bounds.maxPayload) - 64)
     }
 
-    /// Answers `NAMES`: retained names and exact subscriptions, sorted, in frames a client can decode.
-    mutating func answerNames(_ request: UInt32, to id: ConnectionID) -> Action {
+    /// Answers `NAMES`: retained names and exact subscriptions, sorted, in frames a client can decode; with
+    /// `COUNTS`, each with the number of subscriptions matching it, `MONITOR`s left out.
+    mutating func answerNames(_ names: Frame.Names, to id: ConnectionID) -> Action {
+        let request = names.request
         // Bounded before any work: the answer is sorted and queued whole, so its cost (CPU for everyone, memory
         // in the asker's queue, where control frames are never dropped) must not grow with what other clients
         // registered. The two sets are counted apart, so a name in both counts twice: O(1), no union to build.
@@ -153,20 +159,35 @@ extension Broker {
         }
         // Bytewise, as wire.md says: String's own order compares normalized scalars, which differs for names
         // that are not in NFC, and a client in another language could not reproduce it.
-        let names = Set(retained.keys).union(index.exactNames).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let sorted = Set(retained.keys).union(index.exactNames).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let countBytes = names.counts ? 4 : 0
         var chunk: [String] = []
+        var counts: [UInt32]? = names.counts ? [] : nil
         var size = 0
-        for name in names {
+        for name in sorted {
             // A frame must fit the client's decoder, which WELCOME's maxPayload sizes; found by the fuzzer.
-            if size + 1 + name.utf8.count > namesChunkBytes {
-                enqueueControl(.namesReport(Frame.NamesReport(request: request, names: chunk, more: true)), to: id)
+            let entry = 1 + name.utf8.count + countBytes
+            if size + entry > namesChunkBytes {
+                let report = Frame.NamesReport(request: request, names: chunk, more: true, counts: counts)
+                enqueueControl(.namesReport(report), to: id)
                 chunk = []
+                if counts != nil { counts = [] }
                 size = 0
             }
             chunk.append(name)
-            size += 1 + name.utf8.count
+            if counts != nil { counts!.append(subscriberCount(of: name)) }
+            size += entry
         }
-        enqueueControl(.namesReport(Frame.NamesReport(request: request, names: chunk, more: false)), to: id)
+        let report = Frame.NamesReport(request: request, names: chunk, more: false, counts: counts)
+        enqueueControl(.namesReport(report), to: id)
         return .none
+    }
+
+    /// The live subscriptions whose pattern matches `name`, on every connection, less the `MONITOR`s: each of them
+    /// is a `**` in the index, which matches every name once.
+    func subscriberCount(of name: String) -> UInt32 {
+        var name = name
+        let matching = name.withUTF8 { index.subscriptionCount(ofName: UnsafeRawBufferPointer($0)) }
+        return UInt32(matching - monitorCount)
     }
 }

@@ -79,6 +79,8 @@ public struct Broker {
         let overflow: OverflowPolicy
         /// Version 2's `NO_LOCAL`: posts made on this connection do not match it.
         var noLocal = false
+        /// Whether `MONITOR` made it: it is in the index as `**`, but `NAMES` `COUNTS` does not count it.
+        var isMonitor = false
     }
 
     /// What the broker knows of one open connection besides its `Mailbox`.
@@ -117,6 +119,8 @@ public struct Broker {
     var retainedOriginBytes = 0
     var lastSequence: UInt64 = 0
     var subscriptionCount = 0
+    /// Live `MONITOR` subscriptions: each matches every name as its `**`, so `NAMES` `COUNTS` takes them off.
+    var monitorCount = 0
     var posted: UInt64 = 0
     var delivered: UInt64 = 0
     var dropped: UInt64 = 0
@@ -235,6 +239,7 @@ public struct Broker {
             index.remove(subscription.pattern, for: id)
         }
         subscriptionCount -= connection.subscriptions.count
+        monitorCount -= connection.subscriptions.values.reduce(0) { $0 + ($1.isMonitor ? 1 : 0) }
         let sender = mailboxes[id.rawValue].sender
         mailboxes[id.rawValue] = Mailbox(
             queueLimit: configuration.bounds.queueBytes,

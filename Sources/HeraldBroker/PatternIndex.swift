@@ -14,8 +14,11 @@ public struct PatternIndex<Key: Hashable> {
     private struct Subscribers {
         var keys: [Key] = []
         var slots: [Key: (position: Int, count: Int)] = [:]
+        /// Every key's count together: the pattern's occurrences, for `NAMES` `COUNTS` in O(1).
+        var total = 0
 
         mutating func add(_ key: Key) {
+            total += 1
             if let slot = slots[key] {
                 slots[key] = (slot.position, slot.count + 1)
             } else {
@@ -26,6 +29,7 @@ public struct PatternIndex<Key: Hashable> {
 
         mutating func remove(_ key: Key) {
             guard let slot = slots[key] else { return }
+            total -= 1
             if slot.count > 1 {
                 slots[key] = (slot.position, slot.count - 1)
                 return
@@ -122,6 +126,18 @@ public struct PatternIndex<Key: Hashable> {
             cacheIsValid = true
         }
         return cachedKeys
+    }
+
+    /// How many occurrences of patterns matching the name whose UTF-8 bytes are `name` are indexed, over every key:
+    /// a key holding two matching patterns, or one pattern twice, counts twice (what `NAMES` `COUNTS` reports).
+    ///
+    /// The lookup is a post's (`forEachMatch(ofName:_:)`: the exact table, then a lookup per wildcard shape of the
+    /// name's length), minus delivery; each pattern found adds its occurrences, kept as a total, so the cost does not
+    /// grow with the keys holding it.
+    public func subscriptionCount(ofName name: UnsafeRawBufferPointer) -> Int {
+        let exactCount = exact.value(forName: name)?.total ?? 0
+        guard !wildcards.isEmpty else { return exactCount }
+        return exactCount + wildcards.subscriptionCount(ofName: name)
     }
 
     /// The work of matching wildcard patterns in `matches(ofName:)` since the index was made (shape lookups, `*`

@@ -28,6 +28,8 @@ struct WildcardIndex<Key: Hashable> {
         let text: String
         let matcher: PatternMatcher
         var keys: [Key: Int]
+        /// The sum of `keys`' counts: how many subscriptions hold the pattern.
+        var total = 1
     }
 
     /// Each shape's patterns by key, in the slot `slots` says (more than one in a bucket only on a hash collision);
@@ -125,6 +127,7 @@ struct WildcardIndex<Key: Hashable> {
         var bucket = buckets[slot].removeValue(forKey: hash) ?? []
         if let index = bucket.firstIndex(where: { $0.text == pattern.text }) {
             bucket[index].keys[key, default: 0] += 1
+            bucket[index].total += 1
         } else {
             bucket.append(Entry(text: pattern.text, matcher: PatternMatcher(pattern), keys: [key: 1]))
             patternCounts[slot] += 1
@@ -141,6 +144,7 @@ struct WildcardIndex<Key: Hashable> {
             let count = bucket[index].keys[key]
         else { return }
         bucket[index].keys[key] = count > 1 ? count - 1 : nil
+        bucket[index].total -= 1
         if bucket[index].keys.isEmpty {
             bucket.remove(at: index)
             patternCounts[slot] -= 1
@@ -237,6 +241,51 @@ struct WildcardIndex<Key: Hashable> {
                 }
                 for shape in trailingShapes where shape.segmentCount < count { look(shape.slot) }
                 return work
+            }
+        }
+    }
+
+    /// How many occurrences of wildcard patterns matching the valid name whose bytes are `name` are held, over every
+    /// key, none deduplicated: `forEachMatch(ofName:_:)`'s lookup (a shape lookup per applicable shape, a check per
+    /// pattern found), for `NAMES` `COUNTS`.
+    ///
+    /// Apart from `forEachMatch` rather than sharing its body, so the post path, whose instructions are counted,
+    /// stays as it is.
+    func subscriptionCount(ofName name: UnsafeRawBufferPointer) -> Int {
+        var segments = 1
+        for byte in name where byte == UInt8(ascii: ".") { segments += 1 }
+        guard
+            (segments < exactShapes.count && !exactShapes[segments].isEmpty)
+                || trailingShapes.contains(where: { $0.segmentCount < segments })
+        else { return 0 }
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 130) { sums in
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 130) { hashes in
+                var count = 0
+                var start = 0
+                sums[0] = 0
+                while true {
+                    var end = start
+                    while end < name.count && name[end] != UInt8(ascii: ".") { end += 1 }
+                    let hash = segmentHash(count, UnsafeRawBufferPointer(rebasing: name[start..<end]))
+                    hashes[count] = hash
+                    sums[count + 1] = sums[count] &+ hash
+                    count += 1
+                    if end >= name.count || count == 129 { break }
+                    start = end + 1
+                }
+                var total = 0
+                func look(_ slot: Int) {
+                    guard let shape = shapes[slot] else { return }
+                    var key = sums[shape.segmentCount]
+                    for star in shape.stars { key &-= hashes[star] }
+                    guard let bucket = buckets[slot][key] else { return }
+                    for entry in bucket where entry.matcher.matches(name) { total += entry.total }
+                }
+                if count < exactShapes.count {
+                    for slot in exactShapes[count] { look(slot) }
+                }
+                for shape in trailingShapes where shape.segmentCount < count { look(shape.slot) }
+                return total
             }
         }
     }

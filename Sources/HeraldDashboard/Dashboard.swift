@@ -73,7 +73,8 @@ public final class Dashboard: Sendable {
                 }
             }
         }
-        for name in try await control.names() {
+        let listed = try await control.names(withSubscriberCounts: true)
+        for name in listed.map(\.name) {
             let value = try await control.retainedValue(of: name)
             shared.mutex.withLock {
                 $0.retainedValueRead(
@@ -84,6 +85,7 @@ public final class Dashboard: Sendable {
                 )
             }
         }
+        shared.mutex.withLock { $0.subscriberCountsRead(listed) }
         let status = try await control.status()
         shared.mutex.withLock { $0.statusRead(status) }
 
@@ -114,9 +116,12 @@ public final class Dashboard: Sendable {
                 }
             },
             refreshStatus: {
+                // The subscriber counts with the status: only while a page is open, one bounded NAMES each time.
                 Task {
                     guard let status = try? await control.status() else { return }
                     shared.mutex.withLock { $0.statusRead(status) }
+                    guard let listed = try? await control.names(withSubscriberCounts: true) else { return }
+                    shared.mutex.withLock { $0.subscriberCountsRead(listed) }
                 }
             },
             plugin: { action, name in
@@ -141,7 +146,7 @@ public final class Dashboard: Sendable {
     }
 
     /// Runs until heraldd goes away. Nothing here wakes on a timer: the HTTP server asks for the daemon's status
-    /// every 2 s while a page is open, and not at all otherwise.
+    /// and the subscriber counts every 2 s while a page is open, and not at all otherwise.
     ///
     /// - Throws: why the connection to heraldd ended.
     public func run() async throws(HeraldError) {

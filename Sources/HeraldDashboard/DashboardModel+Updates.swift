@@ -63,7 +63,8 @@ extension DashboardModel {
             let value = entry.retained.map { Markup.json(Markup.prettyJSON($0, truncated: entry.retainedTruncated)) }
             let last = entry.lastPostNanoseconds.map { Markup.json(Markup.time(nanoseconds: $0)) }
             return "{\"name\":\(Markup.json(name)),\"value\":\(value ?? "null"),\"last\":\(last ?? "null"),"
-                + "\"rate\":\(entry.series.count(at: second - 1))}"
+                + "\"rate\":\(entry.series.count(at: second - 1)),"
+                + "\"subscribers\":\(entry.subscribers.map(String.init) ?? "null")}"
         }
         fields.append("\"names\":[\(nameObjects.joined(separator: ","))]")
         let postObjects = list2.map { post in

@@ -83,6 +83,12 @@ public struct DashboardModel: Sendable {
         names.retainedValueRead(name, payload: payload, sequence: sequence, timeNanoseconds: timeNanoseconds)
     }
 
+    /// `NAMES` with counts answered (``Herald/names(withSubscriberCounts:)``): the listed names and their subscriber
+    /// counts.
+    public mutating func subscriberCountsRead(_ listed: [HeraldName]) {
+        names.subscriberCountsRead(listed.map { ($0.name, $0.subscribers) })
+    }
+
     /// `STATUS` answered.
     public mutating func statusRead(_ status: HeraldStatus) {
         self.status = status

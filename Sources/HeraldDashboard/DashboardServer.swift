@@ -18,7 +18,7 @@ final class SharedModel: Sendable {
 /// HTTP loop must not wait. Each reports its outcome as a notice in the model.
 struct DashboardActions: Sendable {
     var post: @Sendable (_ name: String, _ payload: [UInt8], _ retain: Bool) -> Void
-    /// Reads heraldd's `STATUS` into the model.
+    /// Reads heraldd's `STATUS`, and `NAMES` with the subscriber counts, into the model.
     var refreshStatus: @Sendable () -> Void
     var plugin: @Sendable (_ action: Herald.PluginAction, _ name: String) -> Void
 }
@@ -164,7 +164,7 @@ final class DashboardServer: HTTPHandler {
         lastPostSent = lastPost
         if let ticks {
             lastTick = ticks.upperBound
-            // The status every 2 s while a page looks, and never otherwise.
+            // The status and the subscriber counts every 2 s while a page looks, and never otherwise.
             if ticks.contains(where: { $0 % 2 == 0 }) { actions.refreshStatus() }
         }
         let everyone = dropSlowStreams(server)

@@ -18,6 +18,9 @@ public struct NameTree: Sendable {
         public var lastPostNanoseconds: UInt64?
         /// Its posts per second over the last 5 minutes.
         public var series = RateSeries()
+        /// The live subscriptions matching it, monitors left out, as `NAMES` last counted them; nil when unknown: the
+        /// last `NAMES` did not list it (only posted, never retained or exactly subscribed), or heraldd cannot count.
+        public var subscribers: Int?
     }
 
     /// The most bytes of a retained value kept for the page.
@@ -88,6 +91,28 @@ public struct NameTree: Sendable {
         setRetained(name, payload: payload, sequence: sequence)
         if entries[name]!.lastPostNanoseconds == nil { entries[name]!.lastPostNanoseconds = timeNanoseconds }
         changed.insert(name)
+    }
+
+    /// `NAMES` with counts answered: each listed name's subscriber count (nil when heraldd cannot count). A listed
+    /// name joins the tree if it fits; the names it did not list have their count unknown again.
+    public mutating func subscriberCountsRead(_ listed: [(name: String, subscribers: Int?)]) {
+        var seen: Set<String> = []
+        for (name, subscribers) in listed {
+            seen.insert(name)
+            guard makeRoom(for: name) else { continue }
+            if entries[name] == nil {
+                entries[name] = Entry()
+                changed.insert(name)
+            }
+            if entries[name]!.subscribers != subscribers {
+                entries[name]!.subscribers = subscribers
+                changed.insert(name)
+            }
+        }
+        for (name, entry) in entries where entry.subscribers != nil && !seen.contains(name) {
+            entries[name]!.subscribers = nil
+            changed.insert(name)
+        }
     }
 
     private mutating func setRetained(_ name: String, payload: some Collection<UInt8>, sequence: UInt64) {

@@ -69,7 +69,7 @@ enum PageAssets {
           }
           function groupRow(prefix) {
             const tr = el("tr", undefined, "group"); tr.dataset.group = prefix;
-            const th = el("th", label(prefix).last + ".", "tree"); th.scope = "row"; th.colSpan = 4;
+            const th = el("th", label(prefix).last + ".", "tree"); th.scope = "row"; th.colSpan = 5;
             th.style.paddingLeft = (label(prefix).depth + 0.5) + "em"; th.setAttribute("aria-label", prefix);
             tr.appendChild(th);
             return tr;
@@ -85,7 +85,7 @@ enum PageAssets {
             a.dataset.name = name; a.setAttribute("aria-label", name); a.title = name;
             th.appendChild(a); tr.appendChild(th);
             const value = el("td"); value.appendChild(el("pre")); tr.appendChild(value);
-            tr.appendChild(el("td")); tr.appendChild(el("td", "0", "num"));
+            tr.appendChild(el("td")); tr.appendChild(el("td", "0", "num")); tr.appendChild(el("td", "", "num"));
             if (group) {
               group.replaceWith(tr);
             } else {
@@ -123,6 +123,7 @@ enum PageAssets {
               tr.children[1].firstChild.textContent = n.value === null ? "" : n.value;
               tr.children[2].textContent = n.last || "";
               tr.children[3].textContent = n.rate;
+              tr.children[4].textContent = n.subscribers === null ? "" : n.subscribers;
             }
             const posts = $("posts-body");
             for (const p of u.posts) {

@@ -170,7 +170,7 @@ public enum PageRenderer {
                 guard model.names.entries[prefix] == nil, shown.insert(prefix).inserted else { continue }
                 rows.append(
                     "<tr class=\"group\" data-group=\"\(Markup.html(prefix))\"><th scope=\"row\" class=\"tree\" "
-                        + "colspan=\"4\" style=\"padding-left:\(Double(depth - 1) + 0.5)em\" "
+                        + "colspan=\"5\" style=\"padding-left:\(Double(depth - 1) + 0.5)em\" "
                         + "aria-label=\"\(Markup.html(prefix))\">\(Markup.html(segments[depth - 1])).</th></tr>"
                 )
             }
@@ -185,7 +185,8 @@ public enum PageRenderer {
                     + "href=\"\(query)&amp;name=\(Markup.html(percentEncoded(name)))\"\(current)>"
                     + "\(Markup.html(segments.last ?? name))</a></th><td><pre>\(value ?? "")</pre></td>"
                     + "<td>\(entry.lastPostNanoseconds.map { Markup.time(nanoseconds: $0) } ?? "")</td>"
-                    + "<td class=\"num\">\(entry.series.count(at: second - 1))</td></tr>"
+                    + "<td class=\"num\">\(entry.series.count(at: second - 1))</td>"
+                    + "<td class=\"num\">\(entry.subscribers.map(String.init) ?? "")</td></tr>"
             )
         }
         let rowsText = rows.joined(separator: "\n")
@@ -194,7 +195,7 @@ public enum PageRenderer {
             <table id="names"><caption>Every name heraldd knows or the dashboard saw posted, as a tree: \
             choose one to plot its rate</caption>
             <thead><tr><th scope="col">Name</th><th scope="col">Retained value</th><th scope="col">Last post</th>\
-            <th scope="col" class="num">Posts/s</th></tr></thead>
+            <th scope="col" class="num">Posts/s</th><th scope="col" class="num">Subscribers</th></tr></thead>
             <tbody id="names-body">
             \(rowsText)
             </tbody></table></section>

@@ -23,7 +23,8 @@ extension Frame {
         case .dropped: 24
         case .error(let error): 6 + Frame.truncatedReason(error.reason).utf8.count
         case .statusReport: 4 + 4 + 8 + 4 + 4 + 4 + 8 + 8 + 8
-        case .namesReport(let report): 4 + report.names.reduce(0) { $0 + 1 + $1.utf8.count }
+        case .namesReport(let report):
+            4 + report.names.reduce(0) { $0 + 1 + $1.utf8.count } + (report.counts == nil ? 0 : 4 * report.names.count)
         }
     }
 
@@ -38,7 +39,9 @@ extension Frame {
         case .error(let error): error.isRefusal ? FrameFlags.refusal : 0
         case .subscribe(let subscribe): subscribe.overflow.rawValue | (subscribe.noLocal ? FrameFlags.noLocal : 0)
         case .will(let will): will.retain ? FrameFlags.retain : 0
-        case .namesReport(let report): report.more ? FrameFlags.more : 0
+        case .namesReport(let report):
+            (report.more ? FrameFlags.more : 0) | (report.counts != nil ? FrameFlags.namesReportCounts : 0)
+        case .names(let names): names.counts ? FrameFlags.counts : 0
         default: 0
         }
     }
@@ -135,7 +138,14 @@ extension Frame {
             writer.u64(report.dropped)
         case .namesReport(let report):
             writer.u32(report.request)
-            for name in report.names { writer.str8(name) }
+            if let counts = report.counts {
+                for (name, count) in zip(report.names, counts) {
+                    writer.str8(name)
+                    writer.u32(count)
+                }
+            } else {
+                for name in report.names { writer.str8(name) }
+            }
         }
         assert(writer.offset == size, "\(type) wrote \(writer.offset) bytes, expected \(size)")
         return size

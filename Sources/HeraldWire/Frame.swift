@@ -187,9 +187,12 @@ extension Frame {
     /// `NAMES`: ask for the names with a retained value or an exact subscription.
     public struct Names: Hashable, Sendable {
         public var request: UInt32
+        /// Version 2's `COUNTS`: also give each name's subscriber count.
+        public var counts: Bool
 
-        public init(request: UInt32) {
+        public init(request: UInt32, counts: Bool = false) {
             self.request = request
+            self.counts = counts
         }
     }
 
@@ -235,11 +238,16 @@ extension Frame {
         public var names: [String]
         /// Whether more `NAMES_REPORT` frames follow for the same request.
         public var more: Bool
+        /// Version 2's `COUNTS`: each name's subscriber count, in the order of `names` (as many), or nil when the
+        /// `NAMES` did not ask for them.
+        public var counts: [UInt32]?
 
-        public init(request: UInt32, names: [String], more: Bool = false) {
+        public init(request: UInt32, names: [String], more: Bool = false, counts: [UInt32]? = nil) {
+            precondition(counts == nil || counts!.count == names.count, "one count per name")
             self.request = request
             self.names = names
             self.more = more
+            self.counts = counts
         }
     }
 
@@ -463,4 +471,8 @@ public enum FrameFlags {
     public static let noLocal: UInt8 = 0x04
     /// `NAMES_REPORT`: more frames follow.
     public static let more: UInt8 = 0x01
+    /// `NAMES` and `NAMES_REPORT`, version 2: each name's subscriber count, a `u32` after it in the report.
+    public static let counts: UInt8 = 0x01
+    /// `NAMES_REPORT`, version 2: a `u32` count follows each name (the bit is `NAMES`'s `COUNTS` moved past `MORE`).
+    public static let namesReportCounts: UInt8 = 0x02
 }

@@ -179,7 +179,8 @@ public struct FrameDecoder: Sendable {
             case .notify:
                 two ? FrameFlags.retained | FrameFlags.notifyRetain | FrameFlags.notifyOrigin : FrameFlags.retained
             case .subscribe: two ? FrameFlags.overflowMask | FrameFlags.noLocal : FrameFlags.overflowMask
-            case .namesReport: FrameFlags.more
+            case .namesReport: two ? FrameFlags.more | FrameFlags.namesReportCounts : FrameFlags.more
+            case .names: two ? FrameFlags.counts : 0
             case .error: two ? FrameFlags.refusal : 0
             default: 0
             }
@@ -310,7 +311,7 @@ public struct FrameDecoder: Sendable {
             let request = try reader.u32("request")
             try reader.finish()
             try requireNonZero(request, "NAMES request")
-            return .names(Frame.Names(request: request))
+            return .names(Frame.Names(request: request, counts: flags & FrameFlags.counts != 0))
         case .plugin:
             let request = try reader.u32("request")
             let code = try reader.u8("action")
@@ -403,11 +404,21 @@ public struct FrameDecoder: Sendable {
             return .statusReport(report)
         case .namesReport:
             let request = try reader.u32("request")
+            let withCounts = flags & FrameFlags.namesReportCounts != 0
             var names: [String] = []
+            var counts: [UInt32] = []
             while reader.remaining > 0 {
                 names.append(try Name.decode(try reader.str8("names")))
+                if withCounts { counts.append(try reader.u32("count")) }
             }
-            return .namesReport(Frame.NamesReport(request: request, names: names, more: flags != 0))
+            return .namesReport(
+                Frame.NamesReport(
+                    request: request,
+                    names: names,
+                    more: flags & FrameFlags.more != 0,
+                    counts: withCounts ? counts : nil
+                )
+            )
         }
     }
 

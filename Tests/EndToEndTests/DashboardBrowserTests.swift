@@ -87,6 +87,19 @@ struct DashboardBrowserTests {
                 "the page's status shows the live post counted"
             )
 
+            // A subscriber's count joins its name's row with the status, read every 2 s while the page is open.
+            let subscriber = try WireClient.ready(socketPath: daemon.socketPath)
+            _ = try subscriber.subscribe(1, "room.lamp")
+            #expect(
+                try await eventually(timeout: .seconds(15)) {
+                    try await browser.isTrue(
+                        "document.querySelector('tr[data-name=\"room.lamp\"]').cells[4].textContent === '1'"
+                    )
+                },
+                "the page shows room.lamp's one subscriber"
+            )
+            withExtendedLifetime(subscriber) {}
+
             // The page's own post form.
             _ = try await browser.evaluate(
                 """

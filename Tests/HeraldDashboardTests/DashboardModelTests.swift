@@ -119,4 +119,20 @@ import Testing
         #expect(model.names.untrackedPosts == 4_900)
         #expect(model.activeSeconds.count <= 2)
     }
+
+    @Test func anUpdateCarriesEachNamesSubscriberCountOrNull() throws {
+        var model = DashboardModel(recentPosts: 10)
+        post(&model, "a.b", retain: true)
+        post(&model, "a.c")
+        model.subscriberCountsRead([HeraldName(name: "a.b", subscribers: 3)])
+        var last: UInt64 = 0
+        let update = try object(try #require(model.takeUpdate(lastPost: &last, second: 1_001)))
+        let names = try #require(update["names"] as? [[String: Any]])
+        #expect(names.map { $0["name"] as? String } == ["a.b", "a.c"])
+        #expect(names[0]["subscribers"] as? Int == 3)
+        #expect(names[1]["subscribers"] is NSNull, "a.c was not listed: its count is unknown")
+        model.subscriberCountsRead([HeraldName(name: "a.b", subscribers: 4)])
+        let next = try object(try #require(model.takeUpdate(lastPost: &last, second: 1_001)))
+        #expect((next["names"] as? [[String: Any]])?.map { $0["subscribers"] as? Int } == [4], "only the change")
+    }
 }

@@ -86,4 +86,23 @@ import Testing
         for name in ["a.b", "a", "a-b", "B", "a.b.c", "a.a"] { post(&tree, name) }
         #expect(tree.sortedNames == ["B", "a", "a.a", "a.b", "a.b.c", "a-b"])
     }
+
+    @Test func subscriberCountsAreSetChangedOnlyWhenTheyDifferAndUnknownOnceUnlisted() {
+        var tree = NameTree()
+        post(&tree, "a")
+        post(&tree, "b")
+        _ = tree.takeChanged()
+        tree.subscriberCountsRead([("a", 2), ("c", 0)])
+        #expect(tree.entries["a"]?.subscribers == 2)
+        #expect(tree.entries["b"]?.subscribers == nil, "not listed: unknown")
+        #expect(tree.entries["c"]?.subscribers == 0, "a listed name joins the tree")
+        #expect(tree.takeChanged() == ["a", "c"])
+        tree.subscriberCountsRead([("a", 2), ("c", 0)])
+        #expect(tree.takeChanged().isEmpty, "the same counts change nothing")
+        tree.subscriberCountsRead([("c", 1)])
+        #expect(tree.entries["a"]?.subscribers == nil, "no longer listed: unknown again")
+        #expect(tree.takeChanged() == ["a", "c"])
+        tree.subscriberCountsRead([("c", nil)])
+        #expect(tree.entries["c"]?.subscribers == nil, "a daemon that cannot count")
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+import Herald
 import Testing
 
 @testable import HeraldDashboard
@@ -92,5 +94,18 @@ import Testing
         )
         #expect(Markup.prettyJSON(Array("not json".utf8)) == "not json")
         #expect(Markup.time(nanoseconds: 1_795_840_284_123_000_000) == "2026-11-28T04:31:24.123Z")
+    }
+
+    @Test func theFirstViewShowsEachNamesSubscriberCountInItsOwnColumn() {
+        var model = model()
+        model.subscriberCountsRead([HeraldName(name: "room.lamp", subscribers: 7)])
+        let html = PageRenderer.render(model, token: "tok", second: 1_001, selected: nil)
+        #expect(html.contains("<th scope=\"col\" class=\"num\">Subscribers</th>"))
+        let row = html.components(separatedBy: "<tr data-name=\"room.lamp\">")[1].components(separatedBy: "</tr>")[0]
+        #expect(row.hasSuffix("<td class=\"num\">1</td><td class=\"num\">7</td>"), "rate 1, then 7 subscribers")
+        let unknown = html.components(separatedBy: "<tr data-name=\"x.&lt;script&gt;\">")[1]
+            .components(separatedBy: "</tr>")[0]
+        #expect(unknown.hasSuffix("<td class=\"num\"></td>"), "not counted: blank, not 0")
+        #expect(html.contains("colspan=\"5\""), "the tree's inner rows span the new column")
     }
 }

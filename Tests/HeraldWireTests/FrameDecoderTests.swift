@@ -201,3 +201,31 @@ struct PluginFrameDecodingTests {
         #expect(error?.code == .unknownFrameType)
     }
 }
+
+/// `NAMES` and `NAMES_REPORT` with version 2's `COUNTS` (wire.md, `NAMES`).
+struct NamesCountsDecodingTests {
+    @Test func aNamesReportWithCountsKeepsMoreAndRoundTripsInVersion2() throws {
+        let frame = Frame.namesReport(.init(request: 7, names: ["a", "b.c"], more: true, counts: [3, 0]))
+        #expect(try Frame.decode(frame.encoded(), role: .client, version: 2) == frame)
+        let plain = Frame.namesReport(.init(request: 7, names: ["a", "b.c"], more: true))
+        #expect(try Frame.decode(plain.encoded(), role: .client, version: 2) == plain)
+    }
+
+    @Test func rejectsANamesReportWithCountsWhoseLastNameHasNoWholeCount() {
+        // request 1, then "a" with a 4-byte count, then "b" with only 3 bytes of one.
+        let body: [UInt8] = [1, 0, 0, 0, 1, 0x61, 2, 0, 0, 0, 1, 0x62, 5, 0, 0]
+        let length = UInt32(2 + body.count)
+        let bytes = withUnsafeBytes(of: length.littleEndian, Array.init) + [0x87, FrameFlags.namesReportCounts] + body
+        let error = #expect(throws: WireError.self) { _ = try Frame.decode(bytes, role: .client, version: 2) }
+        #expect(error?.code == .malformedFrame)
+    }
+
+    @Test func namesCountsIsInvalidFlagsInVersion1AndKnownInVersion2() throws {
+        let bytes = Frame.names(.init(request: 3, counts: true)).encoded()
+        #expect(bytes[5] == FrameFlags.counts)
+        #expect(try Frame.decode(bytes, role: .daemon, version: 2) == .names(.init(request: 3, counts: true)))
+        let error = #expect(throws: WireError.self) { _ = try Frame.decode(bytes, role: .daemon, version: 1) }
+        #expect(error?.code == .invalidFlags)
+        #expect(error?.request == 3)
+    }
+}

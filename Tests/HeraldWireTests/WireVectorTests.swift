@@ -122,6 +122,10 @@ struct WireVectorTests {
             )
         ),
         "subscribe-no-local": .subscribe(.init(subscription: 3, pattern: try! Pattern("**"), noLocal: true)),
+        "names-counts": .names(.init(request: 18, counts: true)),
+        "names-report-counts": .namesReport(
+            .init(request: 18, names: ["sensor.temp", "session.state"], more: false, counts: [0, 2])
+        ),
         "error-refusal": .error(
             WireError(
                 .tooManyRetained,
