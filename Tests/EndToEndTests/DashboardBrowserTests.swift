@@ -34,6 +34,12 @@ struct DashboardBrowserTests {
             (try? await PluginProbe.list(daemon))?["sleeper"]?.state == "running"
         }
 
+        // The 2 s and 1 s are checked when the test runs alone (.ci/run, HERALD_TEST_ALONE=1). In the whole
+        // parallel run on two cores the browser shares the machine with a thousand tests (a live post took 4.1 s
+        // there once), so the whole run allows 15 s and prints what it measured.
+        let alone = ProcessInfo.processInfo.environment["HERALD_TEST_ALONE"] == "1"
+        let firstViewBound: Duration = alone ? .seconds(2) : .seconds(15)
+        let livePostBound: Duration = alone ? .seconds(1) : .seconds(15)
         let dashboard = try await DashboardProcess.start(daemon)
         defer { dashboard.process.signal(SIGKILL) }
         let browser = try await Browser.launch()
@@ -41,7 +47,7 @@ struct DashboardBrowserTests {
             try await browser.navigate(to: dashboard.url)
             // Loading is the browser's business and may be slow on a busy machine (navigate waits for it); the names
             // are then in the DOM within 2 s: they are in the first view, rendered by the server.
-            let loaded = try await eventually(timeout: .seconds(2)) {
+            let loaded = try await eventually(timeout: firstViewBound) {
                 try await browser.isTrue(
                     "document.querySelector('tr[data-name=\"room.lamp\"]') && "
                         + "document.querySelector('tr[data-name=\"room.door.front\"]') && "
@@ -68,7 +74,7 @@ struct DashboardBrowserTests {
             #expect(
                 try await run("herald", ["post", "room.window", "tilted=yes"], environment: environment).status == 0
             )
-            let shown = try await eventually(timeout: .seconds(10)) {
+            let shown = try await eventually(timeout: livePostBound + .seconds(10)) {
                 try await browser.isTrue(
                     "document.querySelector('tr[data-name=\"room.window\"]') && "
                         + "[...document.querySelectorAll('#posts-body th')].some((th) => th.textContent === 'room.window')"
@@ -76,7 +82,7 @@ struct DashboardBrowserTests {
             }
             let latency = clock.now - posted
             #expect(shown, "the live post reached the page")
-            #expect(latency < .seconds(1), "the live post took \(latency) to appear")
+            #expect(latency < livePostBound, "the live post took \(latency) to appear")
             print("dashboard: a live post appeared in the page \(latency) after `herald post` returned")
 
             // The status follows, read every 2 s while the page is open.
