@@ -73,7 +73,15 @@ public final class Dashboard: Sendable {
                 }
             }
         }
-        let listed = try await control.names(withSubscriberCounts: true)
+        // A session with more names than heraldd's --max-names is refused NAMES (TOO_MANY_NAMES): the dashboard
+        // still starts, shows the names as posts arrive through the monitor, and says why the tree starts empty.
+        var listed: [HeraldName] = []
+        switch await Self.names(of: control) {
+        case .success(let names): listed = names
+        case .failure(let error) where error.code == .refused:
+            shared.mutex.withLock { $0.noticeAdded("heraldd refused to list its names: \(error.message)") }
+        case .failure(let error): throw error
+        }
         for name in listed.map(\.name) {
             let value = try await control.retainedValue(of: name)
             shared.mutex.withLock {
@@ -153,6 +161,11 @@ public final class Dashboard: Sendable {
         await monitorTask.value
         throw monitor.disconnectReason ?? control.disconnectReason
             ?? HeraldError(.daemonUnavailable, "the connection to heraldd ended")
+    }
+
+    /// `NAMES` with counts, as a result: a refusal is one answer the caller handles, not a failure to start.
+    private static func names(of control: Herald) async -> Result<[HeraldName], HeraldError> {
+        do { return .success(try await control.names(withSubscriberCounts: true)) } catch { return .failure(error) }
     }
 }
 

@@ -26,6 +26,31 @@ import Testing
         #expect(lines.count == 1 && lines[0].contains("0100007F:\(hexPort)"), "\(lines)")
     }
 
+    /// A session with more names than heraldd lists (`--max-names`) is refused `NAMES`: the dashboard still starts,
+    /// says why in its first view, and shows names as their posts arrive.
+    @Test func aRefusedNamesListStillStartsTheDashboard() async throws {
+        let daemon = try await TestDaemon.start(arguments: ["--max-names", "1"])
+        for name in ["room.lamp", "room.door"] {
+            #expect(
+                try await run("herald", ["post", "--retain", name, "on=true"], environment: daemon.environment).status
+                    == 0
+            )
+        }
+        let dashboard = try await DashboardProcess.start(daemon)
+        defer { dashboard.process.signal(SIGKILL) }
+        let page = try dashboard.request("GET", "/?token=\(dashboard.token)")
+        #expect(page.status == 200)
+        #expect(page.body.contains("heraldd refused to list its names"), "\(page.body.prefix(400))")
+        #expect(
+            try await run("herald", ["post", "room.window", "open=true"], environment: daemon.environment).status == 0
+        )
+        let shown = try await eventually(timeout: .seconds(30)) {
+            (try? dashboard.request("GET", "/?token=\(dashboard.token)").body.contains("data-name=\"room.window\""))
+                == true
+        }
+        #expect(shown, "a name posted after start joins the tree")
+    }
+
     @Test(arguments: [["--port", "65536"], ["--port", "x"], ["--posts", "0"], ["extra"]])
     func aBadCommandLineIsAUsageError(arguments: [String]) async throws {
         let result = try await run("herald", ["dashboard"] + arguments)
