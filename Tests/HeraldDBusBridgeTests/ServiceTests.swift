@@ -56,7 +56,7 @@ struct ServiceTests {
         await bed.stop()
     }
 
-    @Test func heralddRestartedGetsEverySourcesStateAgain() async throws {
+    @Test func heralddRestartedGetsEverySourcesStateAgainAndTheBridgeSleepsAfter() async throws {
         let bed = try await DesktopBed.start()
         try await bed.startLogind(locked: true)
         try await bed.startUPower(onBattery: true, percentage: 42)
@@ -75,6 +75,13 @@ struct ServiceTests {
         #expect(state?["state"] == .string("away"), "\(String(describing: state)) \(bridge.stderr)")
         #expect(try await herald.retainedValue(of: "bridge.dbus") != nil)
         await herald.close()
+        // Reconnecting (its backoff, the new connection's first steps) used no thread of the global concurrent
+        // executor, whose worker pool would wake the bridge once a second from then on.
+        try await bed.settle()
+        let before = HostileTests.contextSwitches(bridge.pid)
+        try await Task.sleep(for: .seconds(3))
+        let after = HostileTests.contextSwitches(bridge.pid)
+        #expect(after - before == 0, "after heraldd restarted, the idle bridge woke \(after - before) times in 3 s")
         await bed.stop()
     }
 
