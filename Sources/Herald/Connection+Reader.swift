@@ -84,7 +84,7 @@ extension Connection {
     }
 
     /// The reader stopped reading this connection for `reason`: it fails, whoever waits for its reader to end
-    /// (``close()``) resumes, and its executor goes back to the global concurrent executor.
+    /// (``close()``) resumes, and its executor's jobs go to the StandbyExecutor.
     func readerEnded(_ reason: HeraldError) {
         fail(reason)
         let waiters = state.withLock { state in

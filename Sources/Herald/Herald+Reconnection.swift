@@ -70,11 +70,14 @@ extension Herald {
         reconnection.nextTask += 1
         // The task holds the Herald only while an attempt runs, never while it sleeps: a Herald nobody uses any more
         // is released, and the task ends with it.
-        reconnection.tasks[id] = Task { [weak self] in
+        // Off the global concurrent executor, and sleeping on the deadline thread rather than with Task.sleep: either
+        // would start libdispatch's worker pool, whose monitor wakes the process once a second for good (see
+        // RequestDeadlines). Its steps run on the reader once connected, and on the StandbyExecutor between.
+        reconnection.tasks[id] = Task(executorPreference: connection.executor) { [weak self] in
             var next = ReconnectionStateMachine.NextStep.retry(after: .zero)
             while case .retry(let delay) = next {
                 if delay > .zero {
-                    try? await Task.sleep(for: delay)
+                    await RequestDeadlines.shared.sleep(for: delay)
                 }
                 guard let herald = self else { return }
                 next = await herald.attemptReconnection()

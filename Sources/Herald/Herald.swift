@@ -62,7 +62,8 @@ public final class Herald: Sendable {
     /// that only the reader can deliver (`await` is fine: it gives the thread back). For a Herald in a
     /// ``ReaderGroup`` the reader thread is the group's thread that reads this connection, with others: a task on it
     /// holds those up too while it runs. Between connections, after the Herald closes, and where the reader cannot be
-    /// woken for them (no eventfd: not Linux), the tasks run on the global concurrent executor.
+    /// woken for them (no eventfd: not Linux), the tasks run on one thread the process's Heralds share, which sleeps
+    /// while it has nothing to run.
     ///
     /// It is also how an app that must not wake while nothing happens stays asleep: the Herald's reader threads
     /// sleep in the kernel, but once the global concurrent executor has a thread, libdispatch's workqueue monitor

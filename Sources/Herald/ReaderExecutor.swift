@@ -17,7 +17,8 @@ import Synchronization
 ///    job enqueued or a write asked for from another thread while it waits signals the eventfd, once per wait.
 ///
 /// Between connections (reconnecting), after the Herald closes, and where there is no eventfd (not Linux, or none
-/// could be made), jobs go to the global concurrent executor: a preference, not a promise.
+/// could be made), jobs go to the process's one ``StandbyExecutor`` thread: a preference, not a promise, but never the
+/// global concurrent executor, whose worker pool would wake the process once a second from then on.
 ///
 /// A job on the reader thread holds up reading for as long as it runs, which is flow control for a consumer; but code
 /// that blocks the thread waiting for something the reader must read (a synchronous wait for a reply) would never
@@ -25,7 +26,7 @@ import Synchronization
 final class ReaderExecutor: TaskExecutor, Sendable {
     private struct State: ~Copyable {
         /// The connection whose reader thread drives the executor; nil when none does (or none can be woken), and
-        /// jobs go to the global concurrent executor.
+        /// jobs go to the ``StandbyExecutor``.
         var owner: ObjectIdentifier?
         /// Whether that reader waits in `poll`, on the eventfd too, so a job must signal it; otherwise it is awake
         /// and runs the queued jobs before it waits again.
@@ -99,7 +100,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     init() {
         var initial = State()
         #if os(Linux)
-        // Without an eventfd (EMFILE) the Herald works as well, with its tasks on the global concurrent executor.
+        // Without an eventfd (EMFILE) the Herald works as well, with its tasks on the StandbyExecutor.
         initial.wakeup = try? EventFD()
         #endif
         state = Mutex(initial)
@@ -117,7 +118,7 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         if queued { return }
         // Outside this executor's lock: the loop takes its own.
         if let loop, loop.enqueue(unowned, of: self) { return }
-        globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        StandbyExecutor.shared.enqueue(unowned)
     }
 
     /// Whether the calling code runs on the reader thread that drives this executor now (for tests).
@@ -265,19 +266,19 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     func bind(_ owner: ObjectIdentifier, to loop: ReaderLoop) {
         let orphans = state.withLock { $0.handOver(to: owner, through: loop) }
         for job in orphans where !loop.enqueue(job, of: self) {
-            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+            StandbyExecutor.shared.enqueue(job)
         }
     }
 
     /// The reader thread of `owner` ends: the jobs still queued, and every later one until another reader takes
-    /// over, go to the global concurrent executor.
+    /// over, go to the ``StandbyExecutor``.
     func detach(_ owner: ObjectIdentifier) {
         let orphans = state.withLock { state -> [UnownedJob] in
             guard state.owner == owner else { return [] }
             return state.handOver(to: nil, through: nil)
         }
         for job in orphans {
-            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+            StandbyExecutor.shared.enqueue(job)
         }
     }
 }

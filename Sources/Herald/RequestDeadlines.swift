@@ -100,3 +100,48 @@ final class RequestDeadlines: Sendable {
         }
     }
 }
+
+extension RequestDeadlines {
+    /// Suspends the calling task for `duration`, or until it is cancelled, without the global concurrent executor:
+    /// the deadline thread resumes it (the reconnection's backoff).
+    func sleep(for duration: Duration) async {
+        let sleeper = Sleeper()
+        let timer = schedule(after: duration) { sleeper.wake() }
+        defer { cancel(timer) }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { sleeper.wait($0) }
+        } onCancel: {
+            sleeper.wake()
+        }
+    }
+}
+
+/// One sleeping task, woken once: by its deadline or by its cancellation, whichever comes first, even before it
+/// has suspended.
+private final class Sleeper: Sendable {
+    private enum State {
+        case running
+        case waiting(CheckedContinuation<Void, Never>)
+        case woken
+    }
+
+    private let state = Mutex(State.running)
+
+    func wait(_ continuation: CheckedContinuation<Void, Never>) {
+        let resume = state.withLock { state -> Bool in
+            guard case .running = state else { return true }
+            state = .waiting(continuation)
+            return false
+        }
+        if resume { continuation.resume() }
+    }
+
+    func wake() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state = .woken }
+            guard case .waiting(let continuation) = state else { return nil }
+            return continuation
+        }
+        continuation?.resume()
+    }
+}

@@ -12,9 +12,14 @@ extension DBusBridge {
             await refreshAll(on: bus)
             await firstReadingEnded(bus)
         case .busConnection(let bus, let connected):
-            // Said in bridge.dbus (posted after this batch); the return is handled by NameAcquired, after which the
-            // client's matches are restored.
-            if !connected { logger.warning("the \(bus.rawValue) bus went away: reconnecting with backoff") }
+            // Said in bridge.dbus (posted after this batch). The return is handled by whichever comes first of this
+            // and NameAcquired; both follow the client's Hello and restored matches.
+            if connected {
+                await busReturned(bus)
+            } else {
+                awayBuses.insert(bus)
+                logger.warning("the \(bus.rawValue) bus went away: reconnecting with backoff")
+            }
         case .unreachable(let bus):
             await firstReadingEnded(bus)
         case .signal(let route, let message):
@@ -232,6 +237,14 @@ extension DBusBridge {
         return owners.first { $0.value == sender && $0.key.hasPrefix(prefix) }?.key
     }
 
+    /// A bus that went away is back: everything on it is read again, once per return.
+    func busReturned(_ bus: Bus) async {
+        guard awayBuses.remove(bus) != nil else { return }
+        reconnections[bus, default: 0] += 1
+        logger.notice("the \(bus.rawValue) bus is back: reading every source on it again")
+        await refreshAll(on: bus)
+    }
+
     /// One signal, through the route it came by.
     func signal(_ route: Route, _ message: DBusMessage) async {
         let time = now()
@@ -239,9 +252,7 @@ extension DBusBridge {
         case .nameAcquired(let bus):
             // The bus sends NameAcquired for our unique name after each Hello: after the first one, a reconnection.
             guard case .string(let name)? = message.body.first, name.hasPrefix(":"), clients[bus] != nil else { return }
-            reconnections[bus, default: 0] += 1
-            logger.notice("the \(bus.rawValue) bus is back: reading every source on it again")
-            await refreshAll(on: bus)
+            await busReturned(bus)
         case .nameOwner(let bus):
             guard message.body.count == 3, let name = message.body[0].stringValue,
                 let new = message.body[2].stringValue

@@ -122,6 +122,9 @@ public final class DBusBridge {
     var errors: UInt64 = 0
     var lastError: String?
     var reconnections: [Bus: Int] = [:]
+    /// The buses that went away and whose return has not been handled yet: the first `NameAcquired` of a connection
+    /// can reach the loop after `.connected`, and is no reconnection.
+    var awayBuses: Set<Bus> = []
     var logLimiter = LogLimiter()
     var lastState: [String: JSONValue] = [:]
     var lastStateTime = ContinuousClock.now - .seconds(10)

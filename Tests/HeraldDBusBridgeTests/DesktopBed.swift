@@ -18,7 +18,7 @@ final class DesktopBed: Sendable {
 
     let daemon: TestDaemon
     let sessionBus: Mutex<SessionBus>
-    let systemBus: SessionBus
+    let systemBus: Mutex<SessionBus>
     let sessionClient: DBusClient
     let systemClient: DBusClient
     let herald: Herald
@@ -56,7 +56,7 @@ final class DesktopBed: Sendable {
     ) {
         self.daemon = daemon
         self.sessionBus = Mutex(sessionBus)
-        self.systemBus = systemBus
+        self.systemBus = Mutex(systemBus)
         self.sessionClient = sessionClient
         self.systemClient = systemClient
         self.herald = herald
@@ -73,7 +73,10 @@ final class DesktopBed: Sendable {
             to: try BusAddress(parsing: sessionBus.address),
             options: options
         )
-        let systemClient = try await DBusClient.connect(to: try BusAddress(parsing: systemBus.address))
+        let systemClient = try await DBusClient.connect(
+            to: try BusAddress(parsing: systemBus.address),
+            options: options
+        )
         let herald = try await Herald.connect(socketPath: daemon.socketPath)
         let bed = DesktopBed(
             daemon: daemon,
@@ -103,9 +106,11 @@ final class DesktopBed: Sendable {
 
     var sessionAddress: String { sessionBus.withLock { $0.address } }
 
+    var systemAddress: String { systemBus.withLock { $0.address } }
+
     func client(_ bus: Bus) -> DBusClient { bus == .session ? sessionClient : systemClient }
 
-    func address(_ bus: Bus) -> String { bus == .session ? sessionAddress : systemBus.address }
+    func address(_ bus: Bus) -> String { bus == .session ? sessionAddress : systemAddress }
 
     /// Starts `python3 -m dbusmock` with `arguments` on `bus`, under `key`, and waits until it owns `name`.
     func startMock(_ key: String, on bus: Bus, owning name: String, _ arguments: [String]) async throws {
@@ -338,7 +343,7 @@ final class DesktopBed: Sendable {
             TestBinaries.path("herald-dbus-bridge"),
             ["--socket", daemon.socketPath, "--lock-timeout", "1", "--verbose"] + arguments,
             environment: [
-                "DBUS_SESSION_BUS_ADDRESS": sessionAddress, "DBUS_SYSTEM_BUS_ADDRESS": systemBus.address,
+                "DBUS_SESSION_BUS_ADDRESS": sessionAddress, "DBUS_SYSTEM_BUS_ADDRESS": systemAddress,
                 "XDG_SESSION_ID": "c1", "USER": "alice",
             ]
         )
@@ -352,8 +357,14 @@ final class DesktopBed: Sendable {
     /// it: the posts counted next are the ones that follow.
     func settle() async throws {
         let marker = "bridge.testmarker"
-        try await herald.post(marker)
-        let came = try await eventually { self.seen.withLock { $0.contains { $0.name == marker } } }
+        // Posted again every 200 ms until seen: after heraldd restarts, the observer's stream is registered again
+        // a little after its Herald has reconnected, and a marker posted in between reaches no one.
+        var polls = 0
+        let came = try await eventually {
+            if polls % 20 == 0 { try? await self.herald.post(marker) }
+            polls += 1
+            return self.seen.withLock { $0.contains { $0.name == marker } }
+        }
         #expect(came)
         seen.withLock { $0.removeAll() }
     }

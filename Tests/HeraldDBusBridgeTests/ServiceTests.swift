@@ -56,7 +56,56 @@ struct ServiceTests {
         await bed.stop()
     }
 
-    @Test func heralddRestartedGetsEverySourcesStateAgain() async throws {
+    @Test func theSystemBusKilledAndRestartedIsReconnectedAndReadAgain() async throws {
+        let bed = try await DesktopBed.start()
+        try await bed.startLogind()
+        try await bed.startUPower(onBattery: true, percentage: 42)
+        try await bed.startNetworkManager()
+        let bridge = try await bed.startBridge()
+        #expect(try await bed.retained("power.battery")?["percentage"] == .number(42))
+        #expect(try await bed.retained("network.state") != nil)
+        let old = bed.systemBus.withLock { $0 }
+        try await old.stop()
+        try await bridge.waitForStderrLine(containing: "the system bus went away")
+        #expect(try await eventually { try await bed.busConnected("system") == false })
+        let restarted = try await SessionBus.start(socketPath: old.socketPath)
+        bed.systemBus.withLock { $0 = restarted }
+        // The services died with their bus. On the new one they start in another state (locked, on mains), which
+        // only reading them again can tell; then changes, which only restored matches can bring.
+        try await bed.startLogind(locked: true)
+        try await bed.startUPower(onBattery: false, percentage: 42)
+        try await bed.startNetworkManager()
+        try await bridge.waitForStderrLine(containing: "the system bus is back")
+        #expect(try await bed.waitForRetained("session.state", "state", .string("away")))
+        #expect(try await bed.waitForRetained("power.battery", "onBattery", .bool(false)))
+        try await bed.updateProperties(
+            .system,
+            "org.freedesktop.UPower",
+            DesktopBed.displayDevice,
+            "org.freedesktop.UPower.Device",
+            ["Percentage": .double(77)]
+        )
+        try await bed.mockCall(
+            .system,
+            "org.freedesktop.NetworkManager",
+            "/org/freedesktop/NetworkManager",
+            "SetGlobalConnectionState",
+            [.uint32(20)]
+        )
+        #expect(try await bed.waitForRetained("power.battery", "percentage", .number(77)))
+        #expect(try await bed.waitForRetained("network.state", "state", .string("disconnected")))
+        #expect(try await eventually { try await bed.busConnected("system") == true })
+        let buses = try await bed.retained("bridge.dbus")?["buses"]
+        if case .object(let object)? = buses, case .object(let system)? = object["system"] {
+            #expect(system["reconnections"] == .number(1))
+        } else {
+            Issue.record("bridge.dbus has no buses: \(String(describing: buses))")
+        }
+        #expect(bridge.exitStatus == nil)
+        await bed.stop()
+    }
+
+    @Test func heralddRestartedGetsEverySourcesStateAgainAndTheBridgeSleepsAfter() async throws {
         let bed = try await DesktopBed.start()
         try await bed.startLogind(locked: true)
         try await bed.startUPower(onBattery: true, percentage: 42)
@@ -75,6 +124,13 @@ struct ServiceTests {
         #expect(state?["state"] == .string("away"), "\(String(describing: state)) \(bridge.stderr)")
         #expect(try await herald.retainedValue(of: "bridge.dbus") != nil)
         await herald.close()
+        // Reconnecting (its backoff, the new connection's first steps) used no thread of the global concurrent
+        // executor, whose worker pool would wake the bridge once a second from then on.
+        try await bed.settle()
+        let before = HostileTests.contextSwitches(bridge.pid)
+        try await Task.sleep(for: .seconds(3))
+        let after = HostileTests.contextSwitches(bridge.pid)
+        #expect(after - before == 0, "after heraldd restarted, the idle bridge woke \(after - before) times in 3 s")
         await bed.stop()
     }
 
