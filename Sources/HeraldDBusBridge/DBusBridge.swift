@@ -1,7 +1,7 @@
 import Foundation
 public import Herald
 import HeraldDBus
-public import HeraldDBusClient
+import HeraldDBusClient
 import HeraldDesktop
 public import HeraldPosix
 import Synchronization

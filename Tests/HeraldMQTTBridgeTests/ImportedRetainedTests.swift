@@ -45,20 +45,3 @@ struct ImportedRetainedTests {
         #expect(result43)
     }
 }
-
-struct LogLimiterTests {
-    @Test func logsTheFirstEventThenOneLineASecondCountingTheRest() {
-        var limiter = LogLimiter()
-        let start = ContinuousClock.now
-        let result52 = limiter.event("refused", at: start)
-        #expect(result52 == 1)
-        for step in 1...2_999 {
-            let result55 = limiter.event("refused", at: start + .microseconds(step * 100))
-            #expect(result55 == nil)
-        }
-        let result58 = limiter.event("refused", at: start + .seconds(1))
-        #expect(result58 == 3_000)
-        let result60 = limiter.event("other", at: start + .seconds(1))
-        #expect(result60 == 1, "each kind has its own second")
-    }
-}
