@@ -100,8 +100,10 @@ final class Browser: @unchecked Sendable {
         try socket.send(String(decoding: message, as: UTF8.self))
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            // Blocking, with the socket's receive timeout: one command at a time.
-            let data = Data(try socket.receive().utf8)
+            // Blocking, with the socket's receive timeout: one command at a time, on a thread of its own (`blocking`),
+            // never on the cooperative pool a thousand parallel tests share.
+            let socket = socket
+            let data = Data(try await blocking { try socket.receive() }.utf8)
             guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
                 object["id"] as? Int == id
             else { continue }

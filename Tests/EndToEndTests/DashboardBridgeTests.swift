@@ -17,10 +17,10 @@ import Testing
             defer { dashboard.process.signal(SIGKILL) }
             let row = "<tr><th scope=\"row\">bridge.mqtt.deskA</th><td><pre>{"
             let shown = try await eventually(timeout: .seconds(20)) {
-                try dashboard.request("GET", "/?token=\(dashboard.token)").body.contains(row)
+                try await dashboard.request("GET", "/?token=\(dashboard.token)").body.contains(row)
             }
             #expect(shown, "the first view's Bridges table has bridge.mqtt.deskA")
-            let page = try dashboard.request("GET", "/?token=\(dashboard.token)").body
+            let page = try await dashboard.request("GET", "/?token=\(dashboard.token)").body
             let bridges = page.components(separatedBy: "id=\"bridges-body\"").last?.prefix(600) ?? ""
             #expect(bridges.contains("bridge.mqtt.deskA"), "\(bridges)")
         } catch {

@@ -18,7 +18,7 @@ import Testing
         #expect(dashboard.port == port)
         #expect(dashboard.url.hasPrefix("http://127.0.0.1:\(port)/?token="))
         #expect(dashboard.token.count == 32)
-        #expect(try dashboard.request("GET", "/?token=\(dashboard.token)").status == 200)
+        #expect(try await dashboard.request("GET", "/?token=\(dashboard.token)").status == 200)
         // Listening on 127.0.0.1 only: the same port on another local address of the machine is not the dashboard.
         let listening = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
         let hexPort = String(format: "%04X", Int(port))
@@ -38,14 +38,14 @@ import Testing
         }
         let dashboard = try await DashboardProcess.start(daemon)
         defer { dashboard.process.signal(SIGKILL) }
-        let page = try dashboard.request("GET", "/?token=\(dashboard.token)")
+        let page = try await dashboard.request("GET", "/?token=\(dashboard.token)")
         #expect(page.status == 200)
         #expect(page.body.contains("heraldd refused to list its names"), "\(page.body.prefix(400))")
         #expect(
             try await run("herald", ["post", "room.window", "open=true"], environment: daemon.environment).status == 0
         )
         let shown = try await eventually(timeout: .seconds(30)) {
-            (try? dashboard.request("GET", "/?token=\(dashboard.token)").body.contains("data-name=\"room.window\""))
+            (try? await dashboard.request("GET", "/?token=\(dashboard.token)").body.contains("data-name=\"room.window\""))
                 == true
         }
         #expect(shown, "a name posted after start joins the tree")

@@ -25,15 +25,15 @@ import Testing
 
         // Nothing is served without the token, or with a wrong one.
         for target in ["/", "/events", "/?token=", "/?token=0\(token.dropFirst())", "/nothing"] {
-            let answer = try dashboard.request("GET", target)
+            let answer = try await dashboard.request("GET", target)
             #expect(answer.status == 403, "GET \(target): \(answer)")
             #expect(!answer.body.contains("<html"), "GET \(target) served the page")
         }
         // DNS rebinding: the right token, but the Host of another site.
         for host in ["evil.example:\(dashboard.port)", "127.0.0.1.nip.io:\(dashboard.port)", "127.0.0.1:1"] {
-            #expect(try dashboard.request("GET", "/?token=\(token)", host: host).status == 403, "Host \(host)")
+            #expect(try await dashboard.request("GET", "/?token=\(token)", host: host).status == 403, "Host \(host)")
             #expect(
-                try dashboard.request(
+                try await dashboard.request(
                     "POST",
                     "/post?token=\(token)",
                     host: host,
@@ -44,12 +44,12 @@ import Testing
         }
         // Cross-origin and origin-less POSTs, with the token.
         for headers in [["Origin": "http://evil.example"], ["Origin": "null"], [:], ["Origin": "http://127.0.0.1:1"]] {
-            #expect(try dashboard.request("POST", "/post?token=\(token)", headers: headers, body: post).status == 403)
-            #expect(try dashboard.request("POST", "/plugin?token=\(token)", headers: headers, body: stop).status == 403)
+            #expect(try await dashboard.request("POST", "/post?token=\(token)", headers: headers, body: post).status == 403)
+            #expect(try await dashboard.request("POST", "/plugin?token=\(token)", headers: headers, body: stop).status == 403)
         }
         // A POST without the token, from the page's own origin.
-        #expect(try dashboard.request("POST", "/post", headers: ["Origin": own], body: post).status == 403)
-        #expect(try dashboard.request("POST", "/plugin", headers: ["Origin": own], body: stop).status == 403)
+        #expect(try await dashboard.request("POST", "/post", headers: ["Origin": own], body: post).status == 403)
+        #expect(try await dashboard.request("POST", "/plugin", headers: ["Origin": own], body: stop).status == 403)
 
         // Nothing changed: no value, no post seen, the plugin still runs.
         let value = try await run("herald", ["get", "attack.value"], environment: daemon.environment)
@@ -59,7 +59,7 @@ import Testing
         #expect(try await PluginProbe.list(daemon)["sleeper"]?.state == "running")
 
         // The same requests done right do act: the refusals above were the checks' doing.
-        let accepted = try dashboard.request(
+        let accepted = try await dashboard.request(
             "POST",
             "/post?token=\(token)",
             headers: ["Origin": own, "Accept": "application/json"],
@@ -71,10 +71,10 @@ import Testing
                 try await run("herald", ["get", "attack.value"], environment: daemon.environment).status == 0
             }
         )
-        let page = try dashboard.request("GET", "/?token=\(token)", host: "localhost:\(dashboard.port)")
+        let page = try await dashboard.request("GET", "/?token=\(token)", host: "localhost:\(dashboard.port)")
         #expect(page.status == 200, "localhost is the dashboard's host too")
         #expect(page.body.contains("attack.value"), "the page shows the value just posted")
-        let stopped = try dashboard.request("POST", "/plugin?token=\(token)", headers: ["Origin": own], body: stop)
+        let stopped = try await dashboard.request("POST", "/plugin?token=\(token)", headers: ["Origin": own], body: stop)
         #expect(stopped.status == 303, "a form without script is sent back to the page: \(stopped)")
         #expect(
             try await eventually(timeout: .seconds(30)) {

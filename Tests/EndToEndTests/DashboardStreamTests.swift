@@ -69,6 +69,6 @@ import Glibc
         #expect(ended, "the stream ended with its last chunk: \(tail)")
 
         // The dashboard goes on serving.
-        #expect(try dashboard.request("GET", "/?token=\(dashboard.token)").status == 200)
+        #expect(try await dashboard.request("GET", "/?token=\(dashboard.token)").status == 200)
     }
 }

@@ -28,13 +28,28 @@ struct DashboardProcess {
     }
 
     /// Sends one request on a new connection and returns the status code and the body (read until the server
-    /// closes: every request says `Connection: close`).
+    /// closes: every request says `Connection: close`). The blocking socket work runs on a thread of its own
+    /// (`blocking`), never on the cooperative pool a thousand parallel tests share.
     func request(
         _ method: String,
         _ target: String,
         host: String? = nil,
         headers: [String: String] = [:],
         body: String = ""
+    ) async throws -> (status: Int, body: String) {
+        let port = port
+        return try await blocking {
+            try Self.request(port: port, method, target, host: host, headers: headers, body: body)
+        }
+    }
+
+    private static func request(
+        port: UInt16,
+        _ method: String,
+        _ target: String,
+        host: String?,
+        headers: [String: String],
+        body: String
     ) throws -> (status: Int, body: String) {
         let socket = try TCPSocket.connect(host: "127.0.0.1", port: port)
         try socket.setReceiveTimeout(seconds: 20)

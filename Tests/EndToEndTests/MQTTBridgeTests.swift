@@ -147,7 +147,7 @@ final class Received: Sendable {
         await broker.process.stop()
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
     func postOnAReachesBOnceWithItsOriginAndDoesNotComeBack() async throws {
         try await withTwoHosts(a: (["build.**"], ["build.**"]), b: (["build.**"], ["build.**"])) { a, b in
             let onA = try await a.connect()
@@ -181,7 +181,7 @@ final class Received: Sendable {
         }
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
     func postsMatchingDifferentOrOverlappingExportsReachBOnceInTheirOrder() async throws {
         // a.x matches two of A's exports; a.* and b.* posts come in turn, as fast as one connection posts them.
         try await withTwoHosts(a: (["a.*", "b.*", "a.x"], []), b: ([], ["a.*", "b.*"])) { a, b in
@@ -208,7 +208,7 @@ final class Received: Sendable {
         }
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
     func retainedValueSetOnAIsReadOnBAndClearingItClearsIt() async throws {
         try await withTwoHosts(a: (["build.**"], []), b: ([], ["build.**"])) { a, b in
             let onA = try await a.connect()
@@ -237,7 +237,7 @@ final class Received: Sendable {
         }
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
     func sigkillOfABridgeTurnsItsHostOfflineOnTheOtherHost() async throws {
         try await withTwoHosts(a: (["x.**"], []), b: ([], ["x.**"])) { a, b in
             let onB = try await b.connect()
@@ -379,7 +379,7 @@ final class Received: Sendable {
         await broker.process.stop()
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
     func bridgeReconnectsToARestartedHeralddAndSubscribesAgain() async throws {
         let broker = try await TestBroker()
         let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["build.**"], imports: [])
@@ -417,7 +417,7 @@ final class Received: Sendable {
         await broker.process.stop()
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(2)))
+    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
     func heralddRunsTheBridgeAsAPluginAndBringsItsHostBackOnlineAfterSIGKILL() async throws {
         let broker = try await TestBroker()
         let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["x.**"])
@@ -467,7 +467,7 @@ final class Received: Sendable {
 
     /// A fake broker that answers CONNECT with malformed packets: the bridge must disconnect with the reason code,
     /// log it, and connect again, without crashing.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func hostileBrokerGetsADisconnectAndARetryNotACrash() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: listener)
@@ -510,7 +510,7 @@ final class Received: Sendable {
     /// A broker that accepts the connection and then says nothing: without CONNACK the bridge gives up after its
     /// Keep Alive; after CONNACK it sends PINGREQ after half its Keep Alive, gives up after a whole one without
     /// PINGRESP, and connects again.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func silentBrokerIsLeftAfterTheKeepAliveAndRetried() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: listener)

@@ -57,15 +57,16 @@ struct PluginScaleTests {
         // Timed from /proc, not from the report of the exit, which a loaded machine can delay by seconds.
         let signalled = clock.now
         daemon.process.signal(SIGTERM)
-        let gone = try await eventually(timeout: .seconds(20)) { PluginProbe.isGone(daemon.pid) }
+        let gone = try await eventually(timeout: .seconds(60)) { PluginProbe.isGone(daemon.pid) }
         let took = clock.now - signalled
         print("SIGTERM with \(count) plugins running: gone after \(took)")
         #expect(gone)
         #expect(try await daemon.process.waitForExit(timeout: .seconds(20)) == 0)
         // The documented bound is 2 s for the flush, then the plugins' 2 s to exit after SIGTERM; Benchmarks/plugins.sh
-        // measures it at 2,000 plugins. A parallel debug run on two cores took 5.7 s here, so the test allows twice
-        // the bound: an exit that waited for the plugins one by one would still be far past it.
-        #expect(took < .seconds(8))
+        // measures it at 2,000 plugins (0.23 s in release). A parallel debug run on two cores took 5.7 s here, and
+        // 9.4 s once the suite had grown past 1,100 tests, so the test allows five times the bound: an exit that
+        // waited for the plugins one by one (2 s each) would still be minutes past it.
+        #expect(took < .seconds(20))
     }
 
     /// The processes `pid` has started that are still running.

@@ -5,7 +5,7 @@ import HeraldPosix
 /// text frames out, text frames (fragmented or not) in, pings answered. Over a blocking TCP socket with a receive
 /// timeout. FoundationNetworking's URLSessionWebSocketTask depends on a libcurl built with WebSocket support, which
 /// Debian's is not, so the tests speak the protocol themselves rather than take a package.
-final class WebSocketClient {
+final class WebSocketClient: @unchecked Sendable {  // one command at a time, as Browser.send uses it
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
