@@ -45,7 +45,9 @@ import Testing
             try await run("herald", ["post", "room.window", "open=true"], environment: daemon.environment).status == 0
         )
         let shown = try await eventually(timeout: .seconds(30)) {
-            (try? await dashboard.request("GET", "/?token=\(dashboard.token)").body.contains("data-name=\"room.window\""))
+            (try? await dashboard.request("GET", "/?token=\(dashboard.token)").body.contains(
+                "data-name=\"room.window\""
+            ))
                 == true
         }
         #expect(shown, "a name posted after start joins the tree")

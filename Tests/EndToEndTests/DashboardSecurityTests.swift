@@ -44,8 +44,13 @@ import Testing
         }
         // Cross-origin and origin-less POSTs, with the token.
         for headers in [["Origin": "http://evil.example"], ["Origin": "null"], [:], ["Origin": "http://127.0.0.1:1"]] {
-            #expect(try await dashboard.request("POST", "/post?token=\(token)", headers: headers, body: post).status == 403)
-            #expect(try await dashboard.request("POST", "/plugin?token=\(token)", headers: headers, body: stop).status == 403)
+            #expect(
+                try await dashboard.request("POST", "/post?token=\(token)", headers: headers, body: post).status == 403
+            )
+            #expect(
+                try await dashboard.request("POST", "/plugin?token=\(token)", headers: headers, body: stop).status
+                    == 403
+            )
         }
         // A POST without the token, from the page's own origin.
         #expect(try await dashboard.request("POST", "/post", headers: ["Origin": own], body: post).status == 403)
@@ -74,7 +79,12 @@ import Testing
         let page = try await dashboard.request("GET", "/?token=\(token)", host: "localhost:\(dashboard.port)")
         #expect(page.status == 200, "localhost is the dashboard's host too")
         #expect(page.body.contains("attack.value"), "the page shows the value just posted")
-        let stopped = try await dashboard.request("POST", "/plugin?token=\(token)", headers: ["Origin": own], body: stop)
+        let stopped = try await dashboard.request(
+            "POST",
+            "/plugin?token=\(token)",
+            headers: ["Origin": own],
+            body: stop
+        )
         #expect(stopped.status == 303, "a form without script is sent back to the page: \(stopped)")
         #expect(
             try await eventually(timeout: .seconds(30)) {
