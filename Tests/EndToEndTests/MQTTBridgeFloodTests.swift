@@ -136,7 +136,8 @@ final class RawMQTTClient: @unchecked Sendable {
         let before = ContinuousClock.now
         try await blocking { try remote.publish("herald/probe/in/n\(index)", Array("\(index)".utf8)) }
         let cameBack = try await eventually(timeout: .seconds(15)) { !seenOnA.named("probe.in.n\(index)").isEmpty }
-        let back = ContinuousClock.now - before
+        // From when the subscriber's reader delivered it, not from when this polling task next ran.
+        let back = (seenOnA.arrival(of: "probe.in.n\(index)") ?? .now) - before
         #expect(arrived != nil && out <= bound, "probe \(index): A → remote took \(out)")
         #expect(cameBack && back <= bound, "probe \(index): remote → A took \(back)")
         return (out, back)
@@ -153,7 +154,7 @@ final class RawMQTTClient: @unchecked Sendable {
         do {
             try await host.waitUntilBridging(exports: 1)
             let onA = try await host.connect()
-            let seenOnA = Received(try await onA.notifications(matching: "probe.**"))
+            let seenOnA = Received(try await onA.notifications(matching: "probe.**"), on: onA.taskExecutor)
             try remote.subscribe("herald/probe/out/#")
             let socketsAtStart = Self.socketInodes(of: host.bridge.pid)
             var probes = 0
@@ -266,7 +267,7 @@ final class RawMQTTClient: @unchecked Sendable {
         do {
             try await host.waitUntilBridging(exports: 1)
             let onA = try await host.connect()
-            let seenOnA = Received(try await onA.notifications(matching: "probe.**"))
+            let seenOnA = Received(try await onA.notifications(matching: "probe.**"), on: onA.taskExecutor)
             try remote.subscribe("herald/probe/out/#")
             _ = try await Self.probe(1, onA: onA, seenOnA: seenOnA, remote: remote, bound: .seconds(10))
             let held = try await onA.status().retained

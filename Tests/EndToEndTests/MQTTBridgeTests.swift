@@ -102,15 +102,24 @@ final class BridgedHost: Sendable {
 final class Received: Sendable {
     private final class Items: Sendable {
         let mutex = Mutex<[HeraldNotification]>([])
+        /// When each name first arrived, as the collecting task saw it.
+        let arrivals = Mutex<[String: ContinuousClock.Instant]>([:])
     }
 
     private let items = Items()
     private let task: Task<Void, Never>
 
-    init(_ notifications: HeraldNotifications) {
+    /// Collects on `executor` when given (a Herald's `taskExecutor`, its reader thread): a latency measured from
+    /// what arrives must not include the wait for one of the cooperative pool's two threads, which a thousand
+    /// parallel tests share.
+    init(_ notifications: HeraldNotifications, on executor: (any TaskExecutor)? = nil) {
         let items = self.items
-        task = Task {
+        task = Task(executorPreference: executor) {
             for await notification in notifications where notification.notice == nil {
+                let now = ContinuousClock.now
+                items.arrivals.withLock { arrivals in
+                    if arrivals[notification.name] == nil { arrivals[notification.name] = now }
+                }
                 items.mutex.withLock { $0.append(notification) }
             }
         }
@@ -119,6 +128,9 @@ final class Received: Sendable {
     var all: [HeraldNotification] { items.mutex.withLock { $0 } }
 
     func named(_ name: String) -> [HeraldNotification] { all.filter { $0.name == name } }
+
+    /// When a notification named `name` first arrived, or nil.
+    func arrival(of name: String) -> ContinuousClock.Instant? { items.arrivals.withLock { $0[name] } }
 
     deinit { task.cancel() }
 }

@@ -98,7 +98,13 @@ import Testing
         // Connection 0 answers HELLO and the first SUBSCRIBE, then nothing; the others answer everything.
         let standIn = try StandInDaemon(socketPath: path) { index in index == 0 ? .silentAfterFrames(2) : .healthy }
         defer { standIn.stop() }
-        let herald = try await Herald.connect(socketPath: path, options: Herald.Options(clientName: "fault"))
+        // The SUBSCRIBE left unanswered must end with the connection, not with its timeout: Herald's deadlines run on
+        // a thread of their own and fire on time while the whole parallel run starves this test's tasks, so the
+        // timeout is far past any wait here.
+        let herald = try await Herald.connect(
+            socketPath: path,
+            options: Herald.Options(clientName: "fault", requestTimeout: .seconds(300))
+        )
         let kept = try await herald.notifications(matching: "kept")
         let subscribing = Task { try await herald.notifications(matching: "thrown") }
         #expect(try await eventually(timeout: .seconds(60)) { standIn.framesRead(onConnection: 0) == 3 })
