@@ -169,15 +169,77 @@ struct WildcardIndex<Key: Hashable> {
     /// A pattern whose keys were all reported already is not checked: one connection's many matching patterns cost
     /// one check, not one each.
     func forEachMatch(ofName name: UnsafeRawBufferPointer, _ body: (Key) -> Void) -> Int {
-        // Nothing to hash when no shape applies to a name of this length.
+        var work = 0
+        // The keys reported so far: the first few in a list, the rest in a set, which most posts never allocate.
+        var few: (Key?, Key?, Key?, Key?) = (nil, nil, nil, nil)
+        var fewCount = 0
+        var more = Set<Key>()
+        func wasReported(_ key: Key) -> Bool {
+            if fewCount > 0 && few.0 == key { return true }
+            if fewCount > 1 && few.1 == key { return true }
+            if fewCount > 2 && few.2 == key { return true }
+            if fewCount > 3 && few.3 == key { return true }
+            return fewCount > 4 && more.contains(key)
+        }
+        func report(_ key: Key) {
+            guard !wasReported(key) else { return }
+            switch fewCount {
+            case 0: few.0 = key
+            case 1: few.1 = key
+            case 2: few.2 = key
+            case 3: few.3 = key
+            default: more.insert(key)
+            }
+            fewCount += 1
+            body(key)
+        }
+        forEachShapeKey(ofName: name) { slot, key, stars in
+            work += 1 + stars
+            guard let bucket = buckets[slot][key] else { return }
+            bucket.withUnsafeBufferPointer { entries in
+                for index in entries.indices {
+                    if fewCount > 0 && entries[index].keys.keys.allSatisfy(wasReported) { continue }
+                    work += 1
+                    guard entries[index].matcher.matches(name) else { continue }
+                    for key in entries[index].keys.keys { report(key) }
+                }
+            }
+        }
+        return work
+    }
+
+    /// How many occurrences of wildcard patterns matching the valid name whose bytes are `name` are held, over every
+    /// key, none deduplicated: `forEachMatch(ofName:_:)`'s lookup (a shape lookup per applicable shape, a check per
+    /// pattern found), for `NAMES` `COUNTS`.
+    func subscriptionCount(ofName name: UnsafeRawBufferPointer) -> Int {
+        var total = 0
+        forEachShapeKey(ofName: name) { slot, key, _ in
+            guard let bucket = buckets[slot][key] else { return }
+            for entry in bucket where entry.matcher.matches(name) { total += entry.total }
+        }
+        return total
+    }
+
+    /// Calls `body(slot, key, stars)` for every shape that applies to the valid name whose bytes are `name`: the
+    /// shapes of exactly its segment count, then the trailing-`**` shapes of fewer segments. `key` is the bucket key
+    /// the name has under that shape (the sum of its segments' hashes, less those at the shape's `*` positions), and
+    /// `stars` the number of those positions. Hashes nothing when no shape applies to a name of this length.
+    ///
+    /// The one walk over a name's segments that a post (`forEachMatch`) and `NAMES` `COUNTS` (`subscriptionCount`)
+    /// share; always inlined, so the post path's instructions are those of a loop written in place.
+    @inline(__always)
+    private func forEachShapeKey(
+        ofName name: UnsafeRawBufferPointer,
+        _ body: (_ slot: Int, _ key: UInt64, _ stars: Int) -> Void
+    ) {
         var segments = 1
         for byte in name where byte == UInt8(ascii: ".") { segments += 1 }
         guard
             (segments < exactShapes.count && !exactShapes[segments].isEmpty)
                 || trailingShapes.contains(where: { $0.segmentCount < segments })
-        else { return 0 }
+        else { return }
         // A valid name of at most 255 bytes has at most 128 segments.
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 130) { sums in
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 130) { sums in
             withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 130) { hashes in
                 // sums[i]: the sum of the hashes of segments 0 ..< i.
                 var count = 0
@@ -193,99 +255,21 @@ struct WildcardIndex<Key: Hashable> {
                     if end >= name.count || count == 129 { break }
                     start = end + 1
                 }
-                var work = 0
-                // The keys reported so far: the first few in a list, the rest in a set, which most posts never
-                // allocate.
-                var few: (Key?, Key?, Key?, Key?) = (nil, nil, nil, nil)
-                var fewCount = 0
-                var more = Set<Key>()
-                func wasReported(_ key: Key) -> Bool {
-                    if fewCount > 0 && few.0 == key { return true }
-                    if fewCount > 1 && few.1 == key { return true }
-                    if fewCount > 2 && few.2 == key { return true }
-                    if fewCount > 3 && few.3 == key { return true }
-                    return fewCount > 4 && more.contains(key)
-                }
-                func report(_ key: Key) {
-                    guard !wasReported(key) else { return }
-                    switch fewCount {
-                    case 0: few.0 = key
-                    case 1: few.1 = key
-                    case 2: few.2 = key
-                    case 3: few.3 = key
-                    default: more.insert(key)
-                    }
-                    fewCount += 1
-                    body(key)
-                }
                 func look(_ slot: Int) {
                     var key: UInt64 = 0
+                    var stars = 0
                     shapes.withUnsafeBufferPointer { shapes in
                         let shape = shapes[slot]!
                         key = sums[shape.segmentCount]
                         for star in shape.stars { key &-= hashes[star] }
-                        work += 1 + shape.stars.count
+                        stars = shape.stars.count
                     }
-                    guard let bucket = buckets[slot][key] else { return }
-                    bucket.withUnsafeBufferPointer { entries in
-                        for index in entries.indices {
-                            if fewCount > 0 && entries[index].keys.keys.allSatisfy(wasReported) { continue }
-                            work += 1
-                            guard entries[index].matcher.matches(name) else { continue }
-                            for key in entries[index].keys.keys { report(key) }
-                        }
-                    }
+                    body(slot, key, stars)
                 }
                 if count < exactShapes.count {
                     for slot in exactShapes[count] { look(slot) }
                 }
                 for shape in trailingShapes where shape.segmentCount < count { look(shape.slot) }
-                return work
-            }
-        }
-    }
-
-    /// How many occurrences of wildcard patterns matching the valid name whose bytes are `name` are held, over every
-    /// key, none deduplicated: `forEachMatch(ofName:_:)`'s lookup (a shape lookup per applicable shape, a check per
-    /// pattern found), for `NAMES` `COUNTS`.
-    ///
-    /// Apart from `forEachMatch` rather than sharing its body, so the post path, whose instructions are counted,
-    /// stays as it is.
-    func subscriptionCount(ofName name: UnsafeRawBufferPointer) -> Int {
-        var segments = 1
-        for byte in name where byte == UInt8(ascii: ".") { segments += 1 }
-        guard
-            (segments < exactShapes.count && !exactShapes[segments].isEmpty)
-                || trailingShapes.contains(where: { $0.segmentCount < segments })
-        else { return 0 }
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 130) { sums in
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 130) { hashes in
-                var count = 0
-                var start = 0
-                sums[0] = 0
-                while true {
-                    var end = start
-                    while end < name.count && name[end] != UInt8(ascii: ".") { end += 1 }
-                    let hash = segmentHash(count, UnsafeRawBufferPointer(rebasing: name[start..<end]))
-                    hashes[count] = hash
-                    sums[count + 1] = sums[count] &+ hash
-                    count += 1
-                    if end >= name.count || count == 129 { break }
-                    start = end + 1
-                }
-                var total = 0
-                func look(_ slot: Int) {
-                    guard let shape = shapes[slot] else { return }
-                    var key = sums[shape.segmentCount]
-                    for star in shape.stars { key &-= hashes[star] }
-                    guard let bucket = buckets[slot][key] else { return }
-                    for entry in bucket where entry.matcher.matches(name) { total += entry.total }
-                }
-                if count < exactShapes.count {
-                    for slot in exactShapes[count] { look(slot) }
-                }
-                for shape in trailingShapes where shape.segmentCount < count { look(shape.slot) }
-                return total
             }
         }
     }
