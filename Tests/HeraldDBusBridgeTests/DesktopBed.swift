@@ -27,20 +27,8 @@ final class DesktopBed: Sendable {
     let mocks = Mutex<[String: ChildProcess]>([:])
     let bridge = Mutex<ChildProcess?>(nil)
 
-    /// The interpreter that can import dbusmock (pyenv's python3, first in PATH, does not see the system's packages).
-    static let python: String? = {
-        for candidate in [SessionTools.find("python3"), "/usr/bin/python3"].compactMap({ $0 }) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: candidate)
-            process.arguments = ["-c", "import dbusmock"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { continue }
-            process.waitUntilExit()
-            if process.terminationStatus == 0 { return candidate }
-        }
-        return nil
-    }()
+    /// The interpreter that can import dbusmock (``SessionTools/dbusmockPython``).
+    static var python: String? { SessionTools.dbusmockPython }
 
     static var available: Bool {
         python != nil && SessionTools.find("dbus-daemon") != nil

@@ -5,22 +5,8 @@ import Testing
 
 /// python-dbusmock, run as `python3 -m dbusmock` on a private bus.
 enum DBusMock {
-    /// The interpreter that can import dbusmock: the `python3` in `$PATH`, or else the system's `/usr/bin/python3`,
-    /// for which the Debian package python3-dbusmock installs it (a pyenv or venv python3 earlier in `$PATH` does not
-    /// see the system's packages).
-    static let python: String? = {
-        for candidate in [SessionTools.find("python3"), "/usr/bin/python3"].compactMap({ $0 }) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: candidate)
-            process.arguments = ["-c", "import dbusmock"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { continue }
-            process.waitUntilExit()
-            if process.terminationStatus == 0 { return candidate }
-        }
-        return nil
-    }()
+    /// The interpreter that can import dbusmock (``SessionTools/dbusmockPython``).
+    static var python: String? { SessionTools.dbusmockPython }
 
     /// Whether a python3 that can import dbusmock is installed.
     static var available: Bool { python != nil }

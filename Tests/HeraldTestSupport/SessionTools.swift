@@ -18,6 +18,23 @@ public enum SessionTools {
     /// Whether `HERALD_REQUIRE_TEST_TOOLS=1` is set: then a missing tool fails its tests instead of skipping them.
     public static let required = ProcessInfo.processInfo.environment["HERALD_REQUIRE_TEST_TOOLS"] == "1"
 
+    /// The interpreter that can import python-dbusmock: the `python3` in `$PATH`, or else the system's
+    /// `/usr/bin/python3`, for which the Debian package python3-dbusmock installs it (a pyenv or venv python3 earlier
+    /// in `$PATH` does not see the system's packages). Asked once per test process; nil when neither can.
+    public static let dbusmockPython: String? = {
+        for candidate in [find("python3"), "/usr/bin/python3"].compactMap({ $0 }) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: candidate)
+            process.arguments = ["-c", "import dbusmock"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { continue }
+            process.waitUntilExit()
+            if process.terminationStatus == 0 { return candidate }
+        }
+        return nil
+    }()
+
     /// The absolute path of `name` in `$PATH`, or nil.
     ///
     /// Only `$PATH` is searched, so a narrowed `PATH` hides a tool as a machine without it would.
