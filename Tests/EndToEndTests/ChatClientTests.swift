@@ -144,9 +144,11 @@ import Testing
     }
 
     @Test func ctrlCStopsEveryChildAndRemovesTheDirectory() async throws {
-        // Paced, so the whole demo cannot finish before the signal arrives on a loaded machine.
-        let demo = try ChildProcess(TestBinaries.path("herald"), ["demo", "--pace", "10"])
-        try await demo.waitForStdoutLine(containing: "the chat server is listening on")
+        // Paced, so the whole demo cannot finish before the signal arrives on a loaded machine: at 10 s a step it
+        // finished in 33 s once, while the whole parallel run kept this test from its next step for 70 s. At 30 s
+        // the chat server itself comes a step later, so the wait for it is longer too.
+        let demo = try ChildProcess(TestBinaries.path("herald"), ["demo", "--pace", "30"])
+        try await demo.waitForStdoutLine(containing: "the chat server is listening on", timeout: .seconds(120))
         let line = try #require(demo.stdoutLines.first { $0.contains("heraldd is ready on") })
         let socket = try #require(line.components(separatedBy: " ").last)
         // The daemon and the chat server run as hidden roles of the demo's own binary.
@@ -163,8 +165,8 @@ import Testing
     @Test func aKilledDemoTakesItsChildrenWithIt() async throws {
         // SIGKILL, as a test run killed by a timeout gets: the demo cannot stop its children, so the kernel must.
         // Its children are started through HeraldLaunch's ChildProcess from Swift's pool threads, as the tests' are.
-        let demo = try ChildProcess(TestBinaries.path("herald"), ["demo", "--pace", "10"])
-        // Paced, so it is still running when the signal comes; heraldd is its first child.
+        let demo = try ChildProcess(TestBinaries.path("herald"), ["demo", "--pace", "60"])
+        // Paced (the most --pace allows), so it is still running when the signal comes; heraldd is its first child.
         let line = try await demo.waitForStdoutLine(containing: "heraldd is ready on")
         let directory = try #require(
             line.components(separatedBy: " ").last.map { ($0 as NSString).deletingLastPathComponent }
