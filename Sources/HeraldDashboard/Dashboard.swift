@@ -27,6 +27,12 @@ public final class Dashboard: Sendable {
 
         /// The defaults.
         public init() {}
+
+        /// What `herald dashboard` logs: notices and worse (a dropped page, a server that stopped) on standard
+        /// error. Here, so that the command line goes through this library and Herald like any app, not HeraldPosix.
+        public mutating func logNoticesToStandardError() {
+            logger = Logger(label: "herald dashboard", level: .notice)
+        }
     }
 
     /// The URL to open, with the token.

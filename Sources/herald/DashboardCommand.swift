@@ -1,7 +1,6 @@
 import Herald
 import HeraldCommandLine
 import HeraldDashboard
-import HeraldPosix
 
 /// `herald dashboard [--port N] [--posts N]`: a live web view of the session on 127.0.0.1.
 struct DashboardCommand: Subcommand {
@@ -44,7 +43,7 @@ struct DashboardCommand: Subcommand {
         if let posts = try arguments.int("posts", range: 1...10_000) {
             options.recentPosts = posts
         }
-        options.logger = Logger(label: "herald dashboard", level: .notice)
+        options.logNoticesToStandardError()
     }
 
     func run() async throws(CommandFailure) {
