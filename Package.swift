@@ -42,8 +42,12 @@ let package = Package(
         // What every executable shares: hand-written argument parsing with swift-argument-parser's conventions,
         // standard output and error, SIGINT/SIGTERM as an AsyncSequence, and `runMain`.
         .target(name: "HeraldCommandLine", dependencies: ["HeraldPosix"], swiftSettings: strict),
-        // The public client library.
-        .target(name: "Herald", dependencies: ["HeraldWire", "HeraldPosix"], swiftSettings: strict),
+        // The client library without Foundation's NotificationCenter: the connection, posts, subscriptions, typed
+        // messages. It imports FoundationEssentials at most, so a program that links only this (herald-dbus-bridge)
+        // does not map the whole of Foundation and ICU.
+        .target(name: "HeraldCore", dependencies: ["HeraldWire", "HeraldPosix"], swiftSettings: strict),
+        // The public client library that apps import: HeraldCore re-exported, plus the NotificationCenter integration.
+        .target(name: "Herald", dependencies: ["HeraldCore", "HeraldWire", "HeraldPosix"], swiftSettings: strict),
         // The daemon as a library: its options, the event loop that carries out the broker's decisions, and
         // `DaemonMain`, which heraldd and `herald demo` both run.
         .target(
@@ -101,11 +105,12 @@ let package = Package(
         // Pure: the desktop's D-Bus state as Herald posts, one value per source (lock, sleep, idle, battery, network,
         // players, notifications). No I/O, no clock.
         .target(name: "HeraldDesktop", dependencies: ["HeraldDBus"], swiftSettings: strict),
-        // The D-Bus bridge as a library: both buses, the sources' services as they come and go, and the loop.
+        // The D-Bus bridge as a library: both buses, the sources' services as they come and go, and the loop. On
+        // HeraldCore, not Herald: nothing it links imports the whole of Foundation (issue 30: RSS under 20 MiB).
         .target(
             name: "HeraldDBusBridge",
             dependencies: [
-                "Herald", "HeraldDBus", "HeraldDBusClient", "HeraldDesktop", "HeraldPosix", "HeraldCommandLine",
+                "HeraldCore", "HeraldDBus", "HeraldDBusClient", "HeraldDesktop", "HeraldPosix", "HeraldCommandLine",
             ],
             swiftSettings: strict
         ),
@@ -145,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "HeraldDBusBridgeTests",
             dependencies: [
-                "HeraldDBusBridge", "HeraldDBusClient", "HeraldDBus", "HeraldPosix", "HeraldLaunch",
+                "HeraldDBusBridge", "Herald", "HeraldDBusClient", "HeraldDBus", "HeraldPosix", "HeraldLaunch",
                 "HeraldTestSupport",
                 "heraldd", "herald", "herald-dbus-bridge", "herald-chat", "herald-chat-server",
             ]
@@ -167,7 +172,8 @@ let package = Package(
         .testTarget(
             name: "HeraldTests",
             dependencies: [
-                "Herald", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd", "herald",
+                "Herald", "HeraldCore", "HeraldWire", "HeraldPosix", "HeraldLaunch", "HeraldTestSupport", "heraldd",
+                "herald",
             ]
         ),
         .testTarget(

@@ -6,10 +6,13 @@
 #   latency: COUNT=2000 PropertiesChanged of an MPRIS player, one at a time, each timed until a Herald subscriber of
 #            media.player.bench has it (herald-dbus-bench bridge): the target is a median under 1 ms;
 #   memory:  the bridge's RSS at start and after the rest (VmRSS, VmHWM): the target is under 20 MiB; and at start
-#            once more, built with --static-swift-stdlib.
+#            once more, built with --static-swift-stdlib (STATIC_BUILD=0 leaves that out). Whether it maps the whole of
+#            Foundation or ICU (it must not: HeraldCore imports FoundationEssentials at most).
 #
 #   Benchmarks/dbus-bridge.sh            about 90 s
 #   IDLE=10 COUNT=500 Benchmarks/dbus-bridge.sh
+#   BRIDGE_BINARY=/path/to/herald-dbus-bridge Benchmarks/dbus-bridge.sh   measures that build of the bridge instead
+#            (another commit's, for a before/after in one session), with this tree's heraldd and herald-dbus-bench
 #
 #   flood:   FLOOD=100000 PropertiesChanged at 100,000 a second from an MPRIS player (herald-dbus-bench flood),
 #            the bridge's CPU over it and the time until the retained value holds the last one.
@@ -83,11 +86,13 @@ def load(mock, parameters):
 PY
 mock org.gnome.ScreenSaver --session -t "$TMP/screensaver.py"
 
-"$SWIFT_BIN/herald-dbus-bridge" 2>"$TMP/bridge.log" &
+"${BRIDGE_BINARY:-$SWIFT_BIN/herald-dbus-bridge}" 2>"$TMP/bridge.log" &
 BRIDGE=$!
 PIDS+=($BRIDGE)
 wait_for "grep -q 'every source read' $TMP/bridge.log" || fail "the bridge did not read its sources"
 log "$(grep 'every source read' "$TMP/bridge.log")"
+FULL=$(grep -oE 'lib(Foundation|FoundationInternationalization|_FoundationICU|icu[a-z0-9]*)\.so[.0-9]*' "/proc/$BRIDGE/maps" | sort -u | tr '\n' ' ')
+echo "libraries of the whole of Foundation mapped by herald-dbus-bridge: ${FULL:-none}"
 echo "memory at start: herald-dbus-bridge $(awk '/VmRSS/ {printf "VmRSS %.1f MiB", $2 / 1024}' /proc/$BRIDGE/status), $(awk '/^Rss|^Pss:|Anon:/ {printf "%s %.1f MiB ", $1, $2 / 1024}' /proc/$BRIDGE/smaps_rollup)"
 
 # ---- latency (the MPRIS player is herald-dbus-bench itself) ----
@@ -124,9 +129,11 @@ B1=$(switches $BRIDGE) H1=$(switches $HERALDD)
 echo "idle $IDLE s with every source active: herald-dbus-bridge $((B1 - B0)) wakes, heraldd $((H1 - H0)) wakes"
 awk '/VmRSS|VmHWM/ {printf "%s %.1f MiB\n", $1, $2 / 1024}' "/proc/$BRIDGE/status" | sed 's/^/herald-dbus-bridge /'
 
+[ "${STATIC_BUILD:-1}" = 0 ] && exit 0
+
 # ---- memory of the bridge linked with the Swift runtime and Foundation statically ----
-# Dynamically linked, most of the RSS is the shared libraries' clean pages (libswiftCore, libFoundation...), which
-# every Swift process on the machine shares; statically linked, only what the bridge uses is mapped.
+# Dynamically linked, most of the RSS is the shared libraries' clean pages (libswiftCore, FoundationEssentials...),
+# which every Swift process on the machine shares; statically linked, only what the bridge uses is mapped.
 log "building herald-dbus-bridge with --static-swift-stdlib (.build-bench-static)"
 swift build -c release --static-swift-stdlib --scratch-path "$ROOT/.build-bench-static" --product herald-dbus-bridge \
     >"$TMP/build-static.log" 2>&1 || { cat "$TMP/build-static.log" >&2; exit 1; }

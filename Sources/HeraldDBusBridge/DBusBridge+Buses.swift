@@ -1,7 +1,7 @@
-import Foundation
 import HeraldDBus
 import HeraldDBusClient
 import HeraldDesktop
+import HeraldPosix
 
 extension DBusBridge {
     /// Connects to `bus` in a task of its own, with backoff while the bus is not there, subscribes to its signals and
@@ -62,10 +62,10 @@ extension DBusBridge {
     /// Waits `duration` on a thread of its own: Task.sleep would start the global executor's timer, and with it
     /// libdispatch's workqueue monitor, which then wakes the process every second for good.
     static func pause(_ duration: Duration) async {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let nanoseconds = nanoseconds(duration)
         await withCheckedContinuation { (resume: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                Thread.sleep(forTimeInterval: seconds)
+            DetachedThread.start(name: "dbus-backoff") {
+                SystemClock.sleep(nanoseconds: nanoseconds)
                 resume.resume()
             }
         }
@@ -75,11 +75,20 @@ extension DBusBridge {
     func armLockTimeout(_ token: Int) {
         let mailbox = self.mailbox
         let duration = options.lockTimeout
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: seconds)
+        let nanoseconds = Self.nanoseconds(duration)
+        DetachedThread.start(name: "dbus-lock-timer") {
+            SystemClock.sleep(nanoseconds: nanoseconds)
             mailbox.deliver(.lockTimeout(token))
         }
+    }
+
+    /// `duration` in whole nanoseconds for ``SystemClock/sleep(nanoseconds:)``: 0 when negative, and capped where
+    /// `UInt64` ends (585 years).
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000)).partialValue
     }
 
     /// The signals followed on `bus`, each with its route.

@@ -1,5 +1,4 @@
-import Foundation
-public import Herald
+public import HeraldCore
 import HeraldDBus
 import HeraldDBusClient
 import HeraldDesktop

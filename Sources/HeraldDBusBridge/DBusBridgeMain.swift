@@ -1,6 +1,5 @@
-import Foundation
-import Herald
 import HeraldCommandLine
+import HeraldCore
 import HeraldPosix
 
 #if canImport(Glibc)
@@ -53,7 +52,7 @@ public enum DBusBridgeMain {
         let bridge = DBusBridge(
             options: options,
             herald: herald,
-            environment: ProcessInfo.processInfo.environment,
+            environment: ProcessEnvironment.variables(),
             logger: logger
         )
         logger.notice("bridging the session and system buses to Herald")

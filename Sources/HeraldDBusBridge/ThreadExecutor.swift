@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import HeraldPosix
 import Synchronization
 
@@ -15,11 +14,9 @@ final class ThreadExecutor: TaskExecutor, Sendable {
 
     /// Starts the thread, named `name`.
     init(name: String) {
-        let thread = Thread { [self] in
-            ThreadName.setCurrent(name)
+        DetachedThread.start(name: name) { [self] in
             run()
         }
-        thread.start()
     }
 
     func enqueue(_ job: consuming ExecutorJob) {

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import HeraldDBus
 import HeraldPosix
 import Synchronization
@@ -70,12 +69,10 @@ final class BusCore: Sendable {
     func start() async throws(DBusClientError) {
         let result = await withCheckedContinuation { continuation in
             state.withLock { $0.connectContinuation = continuation }
-            let thread = Thread { [self] in
-                ThreadName.setCurrent("dbus-client")
+            DetachedThread.start(name: "dbus-client") { [self] in
                 run()
                 finished.signal()
             }
-            thread.start()
         }
         try result.get()
     }

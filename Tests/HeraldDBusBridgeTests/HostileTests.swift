@@ -162,6 +162,28 @@ struct HostileTests {
         await bed.stop()
     }
 
+    /// The bridge's RSS target (under 20 MiB, Benchmarks/dbus-bridge.sh) rests on this: linked dynamically, the whole
+    /// of Foundation and its ICU data cost about 6 MiB of resident pages, so nothing the bridge links may import
+    /// Foundation (HeraldCore imports FoundationEssentials at most).
+    @Test func theBridgeDoesNotMapTheWholeOfFoundationNorICU() async throws {
+        let bed = try await DesktopBed.start()
+        let bridge = try await bed.startBridge()
+        let maps = try String(contentsOfFile: "/proc/\(bridge.pid)/maps", encoding: .utf8)
+        let libraries = Set(
+            maps.split(separator: "\n").compactMap { line in line.split(separator: "/").last.map(String.init) }
+        )
+        // What the loader mapped is read, not assumed: the executable itself is among it.
+        #expect(libraries.contains("herald-dbus-bridge"), "\(libraries.sorted())")
+        let full = libraries.filter { library in
+            ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so", "libicu"].contains {
+                library.hasPrefix($0)
+            }
+        }
+        #expect(full.isEmpty, "herald-dbus-bridge maps \(full.sorted())")
+        #expect(bridge.exitStatus == nil)
+        await bed.stop()
+    }
+
     /// Waits, for at most 60 s, for a 3 s window in which no thread of `pid` ran; returns 0 once one comes, or the
     /// wakes of the last window. In the whole parallel run the bridge may still be finishing what the test's last
     /// step started when the first window opens; a bridge that wakes on a timer (libdispatch's once-a-second

@@ -4,6 +4,7 @@ import HeraldTestSupport
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// The bridge across processes: this test process observes and posts through `NotificationCenter.default`, while
 /// other real processes (`herald`, the session hook) post and observe through a real heraldd.

@@ -3,6 +3,7 @@ import HeraldTestSupport
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// `NotificationCenter.notifications(named:object:)` and `HeraldBridge`, against a private center and a real
 /// heraldd.

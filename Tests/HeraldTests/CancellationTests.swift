@@ -3,6 +3,7 @@ import HeraldTestSupport
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// Issue 28: cancellation ends every wait of the library at once, and `close()` returns in bounded time whatever the
 /// daemon does.

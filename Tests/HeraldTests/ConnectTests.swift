@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// `Herald.connect` suspends its task, never blocks the thread it runs on: connect(2) and the wait for `WELCOME`
 /// happen on the connection's own reader thread.

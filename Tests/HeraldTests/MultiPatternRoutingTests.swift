@@ -2,6 +2,7 @@ import HeraldWire
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// How the reader routes to a stream of several patterns, event by event, without a daemon: the orders of frames
 /// that a real daemon produces only by chance of timing.

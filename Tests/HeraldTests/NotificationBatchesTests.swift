@@ -3,6 +3,7 @@ import HeraldTestSupport
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// `notifications(matching:).batches` hands over everything waiting at once, in order, with nothing lost.
 @Suite struct NotificationBatchesTests {

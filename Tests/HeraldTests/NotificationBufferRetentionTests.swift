@@ -2,6 +2,7 @@ import HeraldWire
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// What a stream's buffer keeps of the reads its notifications point into, once its consumer lags.
 @Suite struct NotificationBufferRetentionTests {

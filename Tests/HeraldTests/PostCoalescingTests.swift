@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// Posts go through one bounded outgoing buffer per connection, written in batches: order is kept, a full buffer
 /// suspends `post` without losing anything, and the acknowledged form still answers with the sequence number.

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// What an app gets from `import Herald` alone: checks of names and patterns, the overflow policies, the default
 /// socket path and the logging hook, with no type of an internal module in sight.

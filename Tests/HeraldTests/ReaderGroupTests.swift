@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// `Herald.ReaderGroup`: many connections read by a few threads, through a real heraldd. Each connection keeps every
 /// promise a connection with a thread of its own keeps; none can stop the others of its thread.

@@ -3,6 +3,7 @@ import HeraldTestSupport
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// The reader thread's in-place decoding, through a real heraldd: frames read where they lie, frames left to the
 /// decoder, frames larger than one read, and notifications that share one read's bytes.

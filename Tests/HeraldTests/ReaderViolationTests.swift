@@ -5,6 +5,7 @@ import HeraldWire
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// The reader's receive buffer, read by read, without a socket: notifications' bytes never change under them.
 @Suite struct ReceiveBufferTests {

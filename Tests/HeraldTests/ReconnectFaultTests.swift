@@ -3,6 +3,7 @@ import HeraldTestSupport
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// Issue 28: the library across daemon failures, against a stand-in daemon that fails on purpose
 /// (``StandInDaemon``) and against the real heraldd. No stream is orphaned, no subscription leaked, no connection

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// Issue 28, against the real heraldd: rounds of a daemon SIGKILLed at a random moment of the reconnect's hand-over
 /// (with 50 streams), and of a daemon SIGSTOPped then SIGCONTed. After each round every stream either receives a post

@@ -2,6 +2,7 @@ import HeraldWire
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// The reconnection's decisions, event by event, with no socket: every stream is live on the current connection,
 /// waiting for the next one, or finished, whatever happens when.

@@ -2,6 +2,7 @@ import HeraldWire
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// The reader stages a batch's live notifications and commits them in one step: the stream must end up exactly as
 /// if each had been offered alone.

@@ -2,6 +2,7 @@ import HeraldWire
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// The loss accounting of one subscription's stream, event by event, without a daemon.
 @Suite struct SubscriptionTests {

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// `Herald.taskExecutor`: tasks that prefer it run on the connection's reader thread, are woken there from other
 /// threads, follow the Herald to its next connection, and run on the pool once it is closed.

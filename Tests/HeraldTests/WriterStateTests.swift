@@ -2,6 +2,7 @@ import HeraldWire
 import Testing
 
 @testable import Herald
+@testable import HeraldCore
 
 /// The outgoing buffer's state, event by event, without a socket.
 @Suite struct WriterStateTests {

@@ -1,5 +1,9 @@
-public import Foundation
 import HeraldWire
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// One notification delivered to a subscription: a post, a replayed retained value, or a notice from the library.
 ///

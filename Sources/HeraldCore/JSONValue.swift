@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A JSON value: what a notification's `userInfo` holds.
 ///
@@ -107,7 +111,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
     }
 
     /// `value` as an integer when it is integral and within ±2^53, where every integer is exact.
-    static func exactInteger(_ value: Double) -> Int64? {
+    package static func exactInteger(_ value: Double) -> Int64? {
         guard value == value.rounded(.towardZero), abs(value) <= 9_007_199_254_740_992 else { return nil }
         return Int64(value)
     }

@@ -1,4 +1,3 @@
-import Foundation
 import HeraldPosix
 import HeraldWire
 
@@ -38,9 +37,7 @@ extension Connection {
         _ continuation: CheckedContinuation<Result<Connection, HeraldError>, Never>
     ) {
         executor.resources.threads.add(1, ordering: .relaxed)
-        let thread = Thread {
-            // Foundation's `Thread.name` does not reliably reach the kernel on Linux (ThreadName).
-            ThreadName.setCurrent("herald-reader")
+        DetachedThread.start(name: "herald-reader") {
             defer { executor.resources.threads.subtract(1, ordering: .relaxed) }
             let connection: Connection
             do throws(HeraldError) {
@@ -73,7 +70,6 @@ extension Connection {
             continuation.resume(returning: .success(connection))
             connection.runReader(maxPayload: Int(connection.welcome.maxPayload))
         }
-        thread.start()
     }
 
     /// Connects and completes `HELLO`/`WELCOME`, blocking the calling thread (the reader thread) for at most

@@ -1,4 +1,3 @@
-import Foundation
 import HeraldPosix
 import HeraldWire
 import Synchronization

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import HeraldPosix
 import Synchronization
 
@@ -37,11 +36,9 @@ final class StandbyExecutor: TaskExecutor, Sendable {
             return !state.started
         }
         if start {
-            let thread = Thread { [self] in
-                ThreadName.setCurrent("herald-standby")
+            DetachedThread.start(name: "herald-standby") { [self] in
                 run()
             }
-            thread.start()
         }
         ready.signal()
     }

@@ -1,5 +1,9 @@
-public import Foundation
 import HeraldPosix
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// The daemon's counters, from a `STATUS_REPORT` (see ``Herald/status()``).
 public struct HeraldStatus: Sendable, Hashable {

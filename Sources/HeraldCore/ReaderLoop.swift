@@ -1,5 +1,4 @@
 #if os(Linux)
-import Foundation
 import HeraldPosix
 import Glibc
 import Synchronization
@@ -86,12 +85,9 @@ final class ReaderLoop: Sendable {
         // Bound before the caller resumes, so a task it starts at once on the executor runs on the loop's thread.
         connection.executor.bind(owner, to: self)
         guard let io = start else { return }
-        let thread = Thread { [self] in
-            // Foundation's `Thread.name` does not reliably reach the kernel on Linux (ThreadName).
-            ThreadName.setCurrent("herald-reader")
+        DetachedThread.start(name: "herald-reader") { [self] in
             run(io)
         }
-        thread.start()
     }
 
     /// Queues a job of `executor` to run on the loop's thread.

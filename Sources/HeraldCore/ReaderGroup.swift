@@ -1,5 +1,9 @@
-import Foundation
 import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension Herald {
     /// Threads that read the connections of many ``Herald``s, each waiting on all of its connections at once, as one

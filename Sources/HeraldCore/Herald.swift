@@ -1,7 +1,11 @@
-import Foundation
 import HeraldPosix
 import HeraldWire
 import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A connection to the session's Herald daemon: NotificationCenter for a whole desktop session.
 ///

@@ -1,5 +1,9 @@
-import Foundation
 import HeraldWire
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension Herald {
     /// How a ``Herald`` connection behaves.

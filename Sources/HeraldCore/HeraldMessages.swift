@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The typed messages posted to `Message.name`, from ``Herald/messages(of:bufferingPolicy:)``.
 ///

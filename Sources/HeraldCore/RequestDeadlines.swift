@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import HeraldPosix
 import Synchronization
 
@@ -50,11 +49,9 @@ final class RequestDeadlines: Sendable {
             return (id, start, signal)
         }
         if start {
-            let thread = Thread { [self] in
-                ThreadName.setCurrent("herald-deadlines")
+            DetachedThread.start(name: "herald-deadlines") { [self] in
                 run()
             }
-            thread.start()
         } else if signal {
             wake.signal()
         }

@@ -1,6 +1,10 @@
-import Foundation
 import HeraldPosix
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A task executor that runs its jobs on the thread that reads a ``Herald``'s socket: ``Herald/taskExecutor``.
 ///
