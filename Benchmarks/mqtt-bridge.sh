@@ -18,7 +18,8 @@
 # machine (/proc/stat), which says how much other work shared the cores meanwhile. The summary gives the ratio of the
 # median rates, the ratio of each round (its two throughput runs, seconds apart, saw about the same load) and their
 # median, and each process's CPU per message (µs): on a busy machine a path's rate is the CPU it gets over its CPU per
-# message, so that is the figure that does not move with the load.
+# message, so that is the figure that does not move with the load. Each bridge's context switches per message (all its
+# threads, /proc/PID/task/*/status) count its hand-offs between threads and its wake-ups.
 # Needs mosquitto, mosquitto-clients, jq (installed with apt-get when missing, like compare.sh) and a Swift
 # toolchain; the release products go to .build-bench. Everything it starts it stops (trap EXIT), every run is
 # bounded by timeout(1).
@@ -60,6 +61,9 @@ cpu_json() { # cpu_json "NAMES" "BEFORE" "AFTER" NANOSECONDS: {"name": pct, ...}
     done
     echo "{${out%,}}"
 }
+# Context switches of a process, all its threads (voluntary and not): a bridge's hand-offs between its threads and
+# its wake-ups, which cost it CPU in the kernel (Benchmarks/README.md, issue 26).
+ctxt() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s + 0}'; }
 # The whole machine's busy CPU over one run (% of one core, so up to 100 x cores), from /proc/stat's first line:
 # what the path's processes used plus what everything else did meanwhile (other builds on a shared machine).
 # user, nice, system, irq, softirq and steal (time the hypervisor gave to other machines, which the path could not use
@@ -141,6 +145,7 @@ herald_run() { # herald_run KIND ARGS...: herald-bench on A's socket, its subscr
     bench=$!
     PIDS+=("$bench")
     before=$(ticks "$A_PID" "$BRIDGE_A_PID" "$BROKER_PID" "$BRIDGE_B_PID" "$B_PID" "$bench") mbefore=$(machine)
+    local switches_a=$(ctxt "$BRIDGE_A_PID") switches_b=$(ctxt "$BRIDGE_B_PID")
     t0=$(now_ns)
     after=$before t1=$t0 mafter=$mbefore
     # Sampled just before it exits: herald-bench ends within 20 ms of the last delivery (or of the drain).
@@ -151,13 +156,16 @@ herald_run() { # herald_run KIND ARGS...: herald-bench on A's socket, its subscr
     done
     wait "$bench"
     forget "$bench"
+    switches_a=$(($(ctxt "$BRIDGE_A_PID") - switches_a)) switches_b=$(($(ctxt "$BRIDGE_B_PID") - switches_b))
     out=$(cat "$TMP/bench.out")
     [ -n "$out" ] || out='{"ok":false,"error":"no result"}'
     echo "$out" | jq -c --arg k "$kind" --argjson r "$rep" --argjson q "$QOS" \
         --argjson cpu "$(cpu_json "$HERALD_NAMES" "$before" "$after" "$((t1 - t0))")" \
         --argjson machine "$(machine_pct "$mbefore" "$mafter" "$((t1 - t0))")" \
+        --argjson sa "$switches_a" --argjson sb "$switches_b" \
         '{path: "herald-bridge", kind: $k, round: $r, qos: $q, messages: .messages_sent, delivered, lost, ok,
-          rate: .delivery_rate, lat_p50_us, lat_p99_us, cpu_pct: $cpu, machine_pct: $machine}' | tee -a "$OUT" >&2
+          rate: .delivery_rate, lat_p50_us, lat_p99_us, cpu_pct: $cpu, machine_pct: $machine,
+          context_switches: {bridgeA: $sa, bridgeB: $sb}}' | tee -a "$OUT" >&2
 }
 
 MOSQ_NAMES="mosquitto mosquitto_pub mosquitto_sub"
@@ -292,6 +300,8 @@ jq -s -r --argjson cores "$(nproc)" '
             | . * 10 | round / 10)") | join(", "))
           + "; the path \([$r[] | ([.cpu_pct[] | select(. != null)] | add) * 1e4 / .rate] | median | . * 10 | round / 10)"
         end;
+    def switches(b): [.[] | select(.path == "herald-bridge" and .kind == "throughput" and (.delivered // 0) > 0)
+        | .context_switches[b] / .delivered] | median | if . == null then "n/a" else . * 100 | round / 100 end;
     def busy(p): [.[] | select(.path == p and .kind == "throughput" and .machine_pct != null) | .machine_pct] | median;
     def cpu(p; k): [.[] | select(.path == p and .kind == k) | .cpu_pct] as $c
         | if ($c | length) == 0 then "" else ($c[0] | keys_unsorted | map(. as $n | "\($n) \([$c[] | .[$n]] | median)%")
@@ -310,6 +320,7 @@ jq -s -r --argjson cores "$(nproc)" '
       "                                              mosquitto-alone: \(cpu("mosquitto-alone"; "throughput"))",
       "CPU per message (µs, median): herald-bridge: \(us("herald-bridge"))",
       "                              mosquitto-alone: \(us("mosquitto-alone"))",
+      "context switches per message during throughput (median, all threads): bridge A \(switches("bridgeA")), bridge B \(switches("bridgeB"))",
       "the whole machine busy during throughput (median % of one core, of \(100 * $cores)): herald-bridge \(busy("herald-bridge")), mosquitto-alone \(busy("mosquitto-alone"))"
 ' "$OUT"
 if [ -n "$IDLE_LINE" ]; then echo; echo "$IDLE_LINE"; fi
