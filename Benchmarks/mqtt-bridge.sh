@@ -47,11 +47,30 @@ TMP=$(mktemp -d /tmp/herald-mqtt-bench.XXXXXX) # mode 0700, as heraldd wants its
 WAIT_TRIES=400
 . "$ROOT/Benchmarks/common.sh"
 fail() { log "$*"; for f in "$TMP"/*.log; do [ -s "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done; exit 1; }
-now_ns() { local t=$EPOCHREALTIME; echo $(( ${t/./} * 1000 )); }
+# The samplers below run every 20 ms during a run, on the cores the measured path uses, so they fork nothing: the
+# earlier ones (an awk per process, a subshell per value, sleep(1)) forked 7 to 11 processes a sample, about 16 % of
+# a core while the bridged path ran (six processes sampled) and less for mosquitto alone (three): the harness took
+# more from the side that needs more CPU. Each sets a variable instead of printing.
+stamp() { local t=$EPOCHREALTIME; NOW_NS=$(( ${t/./} * 1000 )); } # NOW_NS: wall-clock nanoseconds
+exec {PAUSE_FD}<> <(:) # never readable: read -t on it sleeps without a fork
+pause() { read -r -t 0.02 -u "$PAUSE_FD"; }
 
-# CPU of a set of processes over one run: ticks() before and after, cpu_pct turns them into % of one core.
+# CPU of a set of processes over one run: sample_ticks before and after, cpu_json turns them into % of one core.
 HZ=$(getconf CLK_TCK)
-ticks() { local p; for p in "$@"; do awk '{sub(/.*\) /, ""); print ($1 == "Z" ? "-" : $12 + $13)}' "/proc/$p/stat" 2>/dev/null || echo -; done; }
+sample_ticks() { # sample_ticks PID...: TICKS="UTIME+STIME ..." in clock ticks, "-" for a process gone or a zombie
+    local p line
+    local -a f
+    TICKS=""
+    for p in "$@"; do
+        if read -r line 2>/dev/null < "/proc/$p/stat"; then
+            f=(${line##*) }) # the fields after the command name, from the state on: numbers and a letter
+            if [ "${f[0]}" = Z ]; then TICKS+="- "; else TICKS+="$((f[11] + f[12])) "; fi
+        else
+            TICKS+="- "
+        fi
+    done
+    TICKS=${TICKS% }
+}
 cpu_json() { # cpu_json "NAMES" "BEFORE" "AFTER" NANOSECONDS: {"name": pct, ...}
     local -a names=($1) before=($2) after=($3)
     local i out=""
@@ -68,7 +87,11 @@ ctxt() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $
 # what the path's processes used plus what everything else did meanwhile (other builds on a shared machine).
 # user, nice, system, irq, softirq and steal (time the hypervisor gave to other machines, which the path could not use
 # either); not idle or iowait, nor guest, which user already counts.
-machine() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+sample_machine() { # MACHINE: the machine's busy clock ticks since boot
+    local cpu user nice system idle iowait irq softirq steal rest
+    read -r cpu user nice system idle iowait irq softirq steal rest < /proc/stat
+    MACHINE=$((user + nice + system + irq + softirq + steal))
+}
 machine_pct() { # machine_pct BEFORE AFTER NANOSECONDS
     awk -v a="$1" -v b="$2" -v s="$3" -v hz="$HZ" 'BEGIN {if (s <= 0) print "null"; else printf "%.0f", 100 * (b - a) / hz / (s / 1e9)}'
 }
@@ -138,21 +161,24 @@ log "mosquitto on 127.0.0.1:$PORT (pid $BROKER_PID); heraldd A $A_PID, B $B_PID;
 # ---- one run of each kind ----
 HERALD_NAMES="heralddA bridgeA mosquitto bridgeB heralddB herald-bench"
 herald_run() { # herald_run KIND ARGS...: herald-bench on A's socket, its subscriber on B's
-    local kind=$1 before after t0 t1 out bench sample mbefore mafter
+    local kind=$1 before after t0 t1 out bench mbefore mafter
     shift
     "$SWIFT_BIN/herald-bench" --workload fanout-1 --socket "$A_SOCK" --subscriber-socket "$B_SOCK" \
         --label herald-bridge --duration 600 --timeout 90 --drain-ms 3000 "$@" > "$TMP/bench.out" 2>>"$TMP/bench.log" &
     bench=$!
     PIDS+=("$bench")
-    before=$(ticks "$A_PID" "$BRIDGE_A_PID" "$BROKER_PID" "$BRIDGE_B_PID" "$B_PID" "$bench") mbefore=$(machine)
+    sample_ticks "$A_PID" "$BRIDGE_A_PID" "$BROKER_PID" "$BRIDGE_B_PID" "$B_PID" "$bench"
+    sample_machine
+    before=$TICKS mbefore=$MACHINE
     local switches_a=$(ctxt "$BRIDGE_A_PID") switches_b=$(ctxt "$BRIDGE_B_PID")
-    t0=$(now_ns)
+    stamp
+    t0=$NOW_NS
     after=$before t1=$t0 mafter=$mbefore
     # Sampled just before it exits: herald-bench ends within 20 ms of the last delivery (or of the drain).
     while kill -0 "$bench" 2>/dev/null; do
-        sample=$(ticks "$A_PID" "$BRIDGE_A_PID" "$BROKER_PID" "$BRIDGE_B_PID" "$B_PID" "$bench")
-        [[ $sample == *-* ]] || { after=$sample; mafter=$(machine); t1=$(now_ns); }
-        sleep 0.02
+        sample_ticks "$A_PID" "$BRIDGE_A_PID" "$BROKER_PID" "$BRIDGE_B_PID" "$B_PID" "$bench"
+        [[ $TICKS == *-* ]] || { after=$TICKS; sample_machine; mafter=$MACHINE; stamp; t1=$NOW_NS; }
+        pause
     done
     wait "$bench"
     forget "$bench"
@@ -170,7 +196,7 @@ herald_run() { # herald_run KIND ARGS...: herald-bench on A's socket, its subscr
 
 MOSQ_NAMES="mosquitto mosquitto_pub mosquitto_sub"
 mosq_run() { # mosq_run KIND INPUT_COMMAND COUNT: mosquitto_pub -l fed by INPUT_COMMAND, mosquitto_sub -C COUNT
-    local kind=$1 feed=$2 count=$3 sub pub before after t0 t1 got json sample mbefore mafter
+    local kind=$1 feed=$2 count=$3 sub pub before after t0 t1 got json mbefore mafter
     local id=$kind$rep
     : > "$TMP/sub.out"
     timeout 90 mosquitto_sub -V 5 -h 127.0.0.1 -p "$PORT" -q "$QOS" -i "sub$id" -t "bench/$id" -C "$count" \
@@ -190,16 +216,21 @@ mosq_run() { # mosq_run KIND INPUT_COMMAND COUNT: mosquitto_pub -l fed by INPUT_
     # The clients' own pids, under timeout(1), for their CPU.
     local pubc subc
     pubc=$(pgrep -P "$pub") subc=$(pgrep -P "$sub")
-    before=$(ticks "$BROKER_PID" "$pubc" "$subc") mbefore=$(machine)
-    t0=$(now_ns)
+    sample_ticks "$BROKER_PID" "$pubc" "$subc"
+    sample_machine
+    before=$TICKS mbefore=$MACHINE
+    stamp
+    t0=$NOW_NS
     after=$before t1=$t0 mafter=$mbefore
     eval "$feed" >&$W
-    after=$(ticks "$BROKER_PID" "$pubc" "$subc") mafter=$(machine)
-    t1=$(now_ns)
+    sample_ticks "$BROKER_PID" "$pubc" "$subc"
+    sample_machine
+    stamp
+    after=$TICKS mafter=$MACHINE t1=$NOW_NS
     while kill -0 "$sub" 2>/dev/null; do
-        sample=$(ticks "$BROKER_PID" "$pubc" "$subc")
-        [[ $sample == *-* ]] || { after=$sample; mafter=$(machine); t1=$(now_ns); }
-        sleep 0.02
+        sample_ticks "$BROKER_PID" "$pubc" "$subc"
+        [[ $TICKS == *-* ]] || { after=$TICKS; sample_machine; mafter=$MACHINE; stamp; t1=$NOW_NS; }
+        pause
     done
     exec {W}>&-
     wait "$sub"
