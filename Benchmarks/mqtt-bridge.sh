@@ -14,7 +14,12 @@
 # Then, the bridges idle for IDLE_SECONDS=60 (0 skips it): the context switches of each of their threads over that
 # time, from /proc/PID/task/*/status. The bridges run with --keep-alive KEEP_ALIVE=300, so that the keep-alive's
 # PINGREQ (every KEEP_ALIVE/2 s, which MQTT requires) falls outside the idle window.
-# Each run also records the CPU % (100 = one core) of every process on its path, from /proc/PID/stat.
+# Each run also records the CPU % (100 = one core) of every process on its path, from /proc/PID/stat, and of the whole
+# machine (/proc/stat), which says how much other work shared the cores meanwhile. The summary gives the ratio of the
+# median rates, the ratio of each round (its two throughput runs, seconds apart, saw about the same load) and their
+# median, and each process's CPU per message (µs): on a busy machine a path's rate is the CPU it gets over its CPU per
+# message, so that is the figure that does not move with the load. Each bridge's context switches per message (all its
+# threads, /proc/PID/task/*/status) count its hand-offs between threads and its wake-ups.
 # Needs mosquitto, mosquitto-clients, jq (installed with apt-get when missing, like compare.sh) and a Swift
 # toolchain; the release products go to .build-bench. Everything it starts it stops (trap EXIT), every run is
 # bounded by timeout(1).
@@ -42,11 +47,30 @@ TMP=$(mktemp -d /tmp/herald-mqtt-bench.XXXXXX) # mode 0700, as heraldd wants its
 WAIT_TRIES=400
 . "$ROOT/Benchmarks/common.sh"
 fail() { log "$*"; for f in "$TMP"/*.log; do [ -s "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done; exit 1; }
-now_ns() { local t=$EPOCHREALTIME; echo $(( ${t/./} * 1000 )); }
+# The samplers below run every 20 ms during a run, on the cores the measured path uses, so they fork nothing: the
+# earlier ones (an awk per process, a subshell per value, sleep(1)) forked 7 to 11 processes a sample, about 16 % of
+# a core while the bridged path ran (six processes sampled) and less for mosquitto alone (three): the harness took
+# more from the side that needs more CPU. Each sets a variable instead of printing.
+stamp() { local t=$EPOCHREALTIME; NOW_NS=$(( ${t/./} * 1000 )); } # NOW_NS: wall-clock nanoseconds
+exec {PAUSE_FD}<> <(:) # never readable: read -t on it sleeps without a fork
+pause() { read -r -t 0.02 -u "$PAUSE_FD"; }
 
-# CPU of a set of processes over one run: ticks() before and after, cpu_pct turns them into % of one core.
+# CPU of a set of processes over one run: sample_ticks before and after, cpu_json turns them into % of one core.
 HZ=$(getconf CLK_TCK)
-ticks() { local p; for p in "$@"; do awk '{sub(/.*\) /, ""); print ($1 == "Z" ? "-" : $12 + $13)}' "/proc/$p/stat" 2>/dev/null || echo -; done; }
+sample_ticks() { # sample_ticks PID...: TICKS="UTIME+STIME ..." in clock ticks, "-" for a process gone or a zombie
+    local p line
+    local -a f
+    TICKS=""
+    for p in "$@"; do
+        if read -r line 2>/dev/null < "/proc/$p/stat"; then
+            f=(${line##*) }) # the fields after the command name, from the state on: numbers and a letter
+            if [ "${f[0]}" = Z ]; then TICKS+="- "; else TICKS+="$((f[11] + f[12])) "; fi
+        else
+            TICKS+="- "
+        fi
+    done
+    TICKS=${TICKS% }
+}
 cpu_json() { # cpu_json "NAMES" "BEFORE" "AFTER" NANOSECONDS: {"name": pct, ...}
     local -a names=($1) before=($2) after=($3)
     local i out=""
@@ -55,6 +79,21 @@ cpu_json() { # cpu_json "NAMES" "BEFORE" "AFTER" NANOSECONDS: {"name": pct, ...}
             "$(awk -v a="${before[$i]}" -v b="${after[$i]}" -v s="$4" -v hz="$HZ" 'BEGIN {if (a == "-" || b == "-" || s <= 0) print "null"; else printf "%.0f", 100 * (b - a) / hz / (s / 1e9)}')")
     done
     echo "{${out%,}}"
+}
+# Context switches of a process, all its threads (voluntary and not): a bridge's hand-offs between its threads and
+# its wake-ups, which cost it CPU in the kernel (Benchmarks/README.md, issue 26).
+ctxt() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s + 0}'; }
+# The whole machine's busy CPU over one run (% of one core, so up to 100 x cores), from /proc/stat's first line:
+# what the path's processes used plus what everything else did meanwhile (other builds on a shared machine).
+# user, nice, system, irq, softirq and steal (time the hypervisor gave to other machines, which the path could not use
+# either); not idle or iowait, nor guest, which user already counts.
+sample_machine() { # MACHINE: the machine's busy clock ticks since boot
+    local cpu user nice system idle iowait irq softirq steal rest
+    read -r cpu user nice system idle iowait irq softirq steal rest < /proc/stat
+    MACHINE=$((user + nice + system + irq + softirq + steal))
+}
+machine_pct() { # machine_pct BEFORE AFTER NANOSECONDS
+    awk -v a="$1" -v b="$2" -v s="$3" -v hz="$HZ" 'BEGIN {if (s <= 0) print "null"; else printf "%.0f", 100 * (b - a) / hz / (s / 1e9)}'
 }
 
 # ---- build ----
@@ -122,34 +161,42 @@ log "mosquitto on 127.0.0.1:$PORT (pid $BROKER_PID); heraldd A $A_PID, B $B_PID;
 # ---- one run of each kind ----
 HERALD_NAMES="heralddA bridgeA mosquitto bridgeB heralddB herald-bench"
 herald_run() { # herald_run KIND ARGS...: herald-bench on A's socket, its subscriber on B's
-    local kind=$1 before after t0 t1 out bench sample
+    local kind=$1 before after t0 t1 out bench mbefore mafter
     shift
     "$SWIFT_BIN/herald-bench" --workload fanout-1 --socket "$A_SOCK" --subscriber-socket "$B_SOCK" \
         --label herald-bridge --duration 600 --timeout 90 --drain-ms 3000 "$@" > "$TMP/bench.out" 2>>"$TMP/bench.log" &
     bench=$!
     PIDS+=("$bench")
-    before=$(ticks "$A_PID" "$BRIDGE_A_PID" "$BROKER_PID" "$BRIDGE_B_PID" "$B_PID" "$bench")
-    t0=$(now_ns)
-    after=$before t1=$t0
+    sample_ticks "$A_PID" "$BRIDGE_A_PID" "$BROKER_PID" "$BRIDGE_B_PID" "$B_PID" "$bench"
+    sample_machine
+    before=$TICKS mbefore=$MACHINE
+    local switches_a=$(ctxt "$BRIDGE_A_PID") switches_b=$(ctxt "$BRIDGE_B_PID")
+    stamp
+    t0=$NOW_NS
+    after=$before t1=$t0 mafter=$mbefore
     # Sampled just before it exits: herald-bench ends within 20 ms of the last delivery (or of the drain).
     while kill -0 "$bench" 2>/dev/null; do
-        sample=$(ticks "$A_PID" "$BRIDGE_A_PID" "$BROKER_PID" "$BRIDGE_B_PID" "$B_PID" "$bench")
-        [[ $sample == *-* ]] || { after=$sample; t1=$(now_ns); }
-        sleep 0.02
+        sample_ticks "$A_PID" "$BRIDGE_A_PID" "$BROKER_PID" "$BRIDGE_B_PID" "$B_PID" "$bench"
+        [[ $TICKS == *-* ]] || { after=$TICKS; sample_machine; mafter=$MACHINE; stamp; t1=$NOW_NS; }
+        pause
     done
     wait "$bench"
     forget "$bench"
+    switches_a=$(($(ctxt "$BRIDGE_A_PID") - switches_a)) switches_b=$(($(ctxt "$BRIDGE_B_PID") - switches_b))
     out=$(cat "$TMP/bench.out")
     [ -n "$out" ] || out='{"ok":false,"error":"no result"}'
     echo "$out" | jq -c --arg k "$kind" --argjson r "$rep" --argjson q "$QOS" \
         --argjson cpu "$(cpu_json "$HERALD_NAMES" "$before" "$after" "$((t1 - t0))")" \
+        --argjson machine "$(machine_pct "$mbefore" "$mafter" "$((t1 - t0))")" \
+        --argjson sa "$switches_a" --argjson sb "$switches_b" \
         '{path: "herald-bridge", kind: $k, round: $r, qos: $q, messages: .messages_sent, delivered, lost, ok,
-          rate: .delivery_rate, lat_p50_us, lat_p99_us, cpu_pct: $cpu}' | tee -a "$OUT" >&2
+          rate: .delivery_rate, lat_p50_us, lat_p99_us, cpu_pct: $cpu, machine_pct: $machine,
+          context_switches: {bridgeA: $sa, bridgeB: $sb}}' | tee -a "$OUT" >&2
 }
 
 MOSQ_NAMES="mosquitto mosquitto_pub mosquitto_sub"
 mosq_run() { # mosq_run KIND INPUT_COMMAND COUNT: mosquitto_pub -l fed by INPUT_COMMAND, mosquitto_sub -C COUNT
-    local kind=$1 feed=$2 count=$3 sub pub before after t0 t1 got json sample
+    local kind=$1 feed=$2 count=$3 sub pub before after t0 t1 got json mbefore mafter
     local id=$kind$rep
     : > "$TMP/sub.out"
     timeout 90 mosquitto_sub -V 5 -h 127.0.0.1 -p "$PORT" -q "$QOS" -i "sub$id" -t "bench/$id" -C "$count" \
@@ -169,16 +216,21 @@ mosq_run() { # mosq_run KIND INPUT_COMMAND COUNT: mosquitto_pub -l fed by INPUT_
     # The clients' own pids, under timeout(1), for their CPU.
     local pubc subc
     pubc=$(pgrep -P "$pub") subc=$(pgrep -P "$sub")
-    before=$(ticks "$BROKER_PID" "$pubc" "$subc")
-    t0=$(now_ns)
-    after=$before t1=$t0
+    sample_ticks "$BROKER_PID" "$pubc" "$subc"
+    sample_machine
+    before=$TICKS mbefore=$MACHINE
+    stamp
+    t0=$NOW_NS
+    after=$before t1=$t0 mafter=$mbefore
     eval "$feed" >&$W
-    after=$(ticks "$BROKER_PID" "$pubc" "$subc")
-    t1=$(now_ns)
+    sample_ticks "$BROKER_PID" "$pubc" "$subc"
+    sample_machine
+    stamp
+    after=$TICKS mafter=$MACHINE t1=$NOW_NS
     while kill -0 "$sub" 2>/dev/null; do
-        sample=$(ticks "$BROKER_PID" "$pubc" "$subc")
-        [[ $sample == *-* ]] || { after=$sample; t1=$(now_ns); }
-        sleep 0.02
+        sample_ticks "$BROKER_PID" "$pubc" "$subc"
+        [[ $TICKS == *-* ]] || { after=$TICKS; sample_machine; mafter=$MACHINE; stamp; t1=$NOW_NS; }
+        pause
     done
     exec {W}>&-
     wait "$sub"
@@ -197,7 +249,9 @@ mosq_run() { # mosq_run KIND INPUT_COMMAND COUNT: mosquitto_pub -l fed by INPUT_
         }')
     echo "$json" | jq -c --arg k "$kind" --argjson r "$rep" --argjson q "$QOS" \
         --argjson cpu "$(cpu_json "$MOSQ_NAMES" "$before" "$after" "$((t1 - t0))")" \
-        '{path: "mosquitto-alone", kind: $k, round: $r, qos: $q} + . + {cpu_pct: $cpu}' | tee -a "$OUT" >&2
+        --argjson machine "$(machine_pct "$mbefore" "$mafter" "$((t1 - t0))")" \
+        '{path: "mosquitto-alone", kind: $k, round: $r, qos: $q} + . + {cpu_pct: $cpu, machine_pct: $machine}' \
+        | tee -a "$OUT" >&2
 }
 # Throughput input: MESSAGES lines of 64 bytes, each starting with a send time (µs) taken before the burst (the
 # burst's latency is mostly queueing, so only the rate is kept from it).
@@ -261,9 +315,25 @@ fi
 echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) cores; $ROUNDS rounds, QoS $QOS, $MESSAGES messages" \
     "(throughput), $LAT_MESSAGES at $LAT_RATE/s (latency), 64-byte payloads; results in $OUT"
 echo
-jq -s -r '
+jq -s -r --argjson cores "$(nproc)" '
     def median: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
     def med(p; k; f): [.[] | select(.path == p and .kind == k) | f] | median;
+    # Round by round: the two paths'"'"' throughput runs of a round ran a few seconds apart, so they saw about the
+    # same load from whatever else runs on the machine, which the medians of the rates taken apart do not pair.
+    def ratios: [.[] | select(.kind == "throughput")] | group_by(.round)
+        | map((map(select(.path == "herald-bridge") | .rate) | first) as $h
+            | (map(select(.path == "mosquitto-alone") | .rate) | first) as $m
+            | select($h != null and $m != null and $m > 0) | $h / $m);
+    # CPU per message: each process'"'"'s CPU over a throughput run divided by that run'"'"'s rate, µs, median over rounds.
+    def us(p): [.[] | select(.path == p and .kind == "throughput" and .rate > 0)] as $r
+        | if ($r | length) == 0 then "" else ($r[0].cpu_pct | keys_unsorted) as $names
+        | ($names | map(. as $n | "\($n) \([$r[] | select(.cpu_pct[$n] != null) | .cpu_pct[$n] * 1e4 / .rate] | median
+            | . * 10 | round / 10)") | join(", "))
+          + "; the path \([$r[] | ([.cpu_pct[] | select(. != null)] | add) * 1e4 / .rate] | median | . * 10 | round / 10)"
+        end;
+    def switches(b): [.[] | select(.path == "herald-bridge" and .kind == "throughput" and (.delivered // 0) > 0)
+        | .context_switches[b] / .delivered] | median | if . == null then "n/a" else . * 100 | round / 100 end;
+    def busy(p): [.[] | select(.path == p and .kind == "throughput" and .machine_pct != null) | .machine_pct] | median;
     def cpu(p; k): [.[] | select(.path == p and .kind == k) | .cpu_pct] as $c
         | if ($c | length) == 0 then "" else ($c[0] | keys_unsorted | map(. as $n | "\($n) \([$c[] | .[$n]] | median)%")
         | join(", ")) end;
@@ -273,10 +343,15 @@ jq -s -r '
       (["mosquitto-alone", "herald-bridge"][] as $p
         | "| \($p) | \(med($p; "throughput"; .rate)) | \(med($p; "latency"; .lat_p50_us)) | \(med($p; "latency"; .lat_p99_us)) | \([.[] | select(.path == $p) | .ok] | all) |"),
       "",
-      "throughput ratio herald-bridge / mosquitto-alone: \(if $mr > 0 then ($hr / $mr * 100 | round / 100) else "n/a" end) (target >= 0.8)",
+      "throughput ratio herald-bridge / mosquitto-alone: \(if $mr > 0 then ($hr / $mr * 100 | round / 100) else "n/a" end) (target >= 0.8) by the medians of the rates",
+      "per round (each round'"'"'s two runs close in time): \(ratios | map(. * 100 | round / 100) | join(", ")); median \(ratios | median | . * 100 | round / 100)",
       "added latency (bridge path minus broker alone): p50 \(med("herald-bridge"; "latency"; .lat_p50_us) - med("mosquitto-alone"; "latency"; .lat_p50_us) | round) µs, p99 \(med("herald-bridge"; "latency"; .lat_p99_us) - med("mosquitto-alone"; "latency"; .lat_p99_us) | round) µs",
       "",
       "CPU during throughput (median % of one core): herald-bridge: \(cpu("herald-bridge"; "throughput"))",
-      "                                              mosquitto-alone: \(cpu("mosquitto-alone"; "throughput"))"
+      "                                              mosquitto-alone: \(cpu("mosquitto-alone"; "throughput"))",
+      "CPU per message (µs, median): herald-bridge: \(us("herald-bridge"))",
+      "                              mosquitto-alone: \(us("mosquitto-alone"))",
+      "context switches per message during throughput (median, all threads): bridge A \(switches("bridgeA")), bridge B \(switches("bridgeB"))",
+      "the whole machine busy during throughput (median % of one core, of \(100 * $cores)): herald-bridge \(busy("herald-bridge")), mosquitto-alone \(busy("mosquitto-alone"))"
 ' "$OUT"
 if [ -n "$IDLE_LINE" ]; then echo; echo "$IDLE_LINE"; fi
