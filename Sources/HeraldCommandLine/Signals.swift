@@ -1,5 +1,5 @@
-import Dispatch
 import HeraldPosix
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -22,26 +22,46 @@ public enum Signals {
 
     /// Stops the default action of `numbers` and delivers them in a stream instead, for the life of the process.
     ///
-    /// The signals are ignored at the kernel and read by a dispatch source, so a handler runs on no thread of the
-    /// process's own; an ignored disposition survives `execve`, so a program that starts children after this
-    /// should not rely on them stopping on these signals.
+    /// A handler writes each signal to a pipe (``SignalDisposition/forwardToPipe(_:)``) that one thread, named
+    /// `signals`, reads: it sleeps while no signal comes, and no libdispatch worker is started (a dispatch source's
+    /// handler would start the worker pool, whose monitor then wakes the process once a second for good). Being a
+    /// handler, not SIG_IGN, it is reset by `execve`: children started afterwards still stop on these signals. If the
+    /// pipe cannot be made (EMFILE), the signals keep their default action and the stream never yields.
     ///
     /// - Parameter numbers: the signals, ``stopping`` by default.
     /// - Returns: the signal numbers as they arrive; the stream never ends.
     public static func stream(_ numbers: [Int32] = stopping) -> AsyncStream<Int32> {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(16))
-        // The dispatch source must get the signal, not the default action.
-        try? SignalDisposition.ignore(numbers)
-        for number in numbers {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            // The handler keeps its source alive: signals are handled until the process exits.
-            source.setEventHandler { [source] in
-                _ = source
-                continuation.yield(number)
-            }
-            source.resume()
+        guard let readEnd = try? SignalDisposition.forwardToPipe(numbers) else { return stream }
+        let first = listeners.withLock { listeners in
+            listeners.append((numbers, continuation))
+            return listeners.count == 1
+        }
+        if first {
+            DetachedThread.start(name: "signals") { deliver(from: readEnd) }
         }
         return stream
+    }
+
+    /// The streams of ``stream(_:)`` with the signals each asked for.
+    private static let listeners = Mutex<[(numbers: [Int32], continuation: AsyncStream<Int32>.Continuation)]>([])
+
+    /// Reads the signal pipe for as long as the process lives, and yields each signal to the streams that asked.
+    private static func deliver(from readEnd: Int32) {
+        var byte: UInt8 = 0
+        while true {
+            let count = read(readEnd, &byte, 1)
+            if count == 1 {
+                let number = Int32(byte)
+                for listener in listeners.withLock({ $0 }) where listener.numbers.contains(number) {
+                    listener.continuation.yield(number)
+                }
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
     }
 
     /// Makes SIGINT and SIGTERM end the process at once with 130 and 143 (128 plus the signal, as a shell reports),

@@ -52,6 +52,46 @@ public enum SignalDisposition {
         }
     }
 
+    /// The write end of the pipe the handlers of ``forwardToPipe(_:)`` write to; -1 until it is made.
+    private static let pipeWriteEnd = Atomic<Int32>(-1)
+    /// The read end of that pipe, made once for the process.
+    private static let pipeReadEnd = Mutex<Int32?>(nil)
+
+    /// Makes each of `signals` write its number, as one byte, to the process's signal pipe, and returns the pipe's
+    /// read end.
+    ///
+    /// The read end blocks until a signal arrives, so one thread reading it takes the signals as they come and sleeps
+    /// while none does: unlike a dispatch source, this starts no libdispatch worker, whose monitor would wake the
+    /// process once a second for good. Unlike a ``SignalFD``, it needs the signals blocked in no thread. Every call
+    /// returns the same read end; the pipe is never closed. The write end does not block: were the pipe ever full
+    /// (64 KiB of signals nobody read), a signal would be dropped, never the thread it interrupted held up. Being a
+    /// handler, not SIG_IGN, it is reset to the default by `execve`: children still stop on these signals.
+    ///
+    /// - Parameter signals: the signal numbers, each below 256.
+    /// - Returns: the read end, close-on-exec, blocking.
+    /// - Throws: ``SystemError`` when the pipe cannot be made (EMFILE); the signals then keep what they did.
+    public static func forwardToPipe(_ signals: [Int32]) throws(SystemError) -> Int32 {
+        let readEnd = try pipeReadEnd.withLock { (readEnd) throws(SystemError) -> Int32 in
+            if let readEnd { return readEnd }
+            var ends: [Int32] = [-1, -1]
+            _ = try completedSyscall("pipe2") { herald_pipe(&ends, 0) }
+            _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
+            pipeWriteEnd.store(ends[1], ordering: .releasing)
+            readEnd = ends[0]
+            return ends[0]
+        }
+        for number in signals {
+            _ = signal(number) { received in
+                // write(2) is async-signal-safe; errno is the interrupted code's, so it is put back.
+                let saved = errno
+                var byte = UInt8(truncatingIfNeeded: received)
+                _ = write(SignalDisposition.pipeWriteEnd.load(ordering: .acquiring), &byte, 1)
+                errno = saved
+            }
+        }
+        return readEnd
+    }
+
     /// The last signal recorded by the handlers of ``record(_:)``, or nil while none arrived.
     public static var recorded: Int32? {
         let number = recordedSignal.load(ordering: .relaxed)
