@@ -84,3 +84,37 @@ public func runMain<Options>(
 ) async -> Never {
     await runMain(spec.invocation(arguments, version: version, options: options), run: run)
 }
+
+/// The executor of the one task an executable started with ``runOnOwnThread(_:)`` runs: one thread, named `tasks`.
+///
+/// Start an unstructured task that must not reach the global concurrent executor with
+/// `Task.detached(executorPreference: mainTaskExecutor)`; a plain `Task {}` inherits the preference.
+public let mainTaskExecutor: any TaskExecutor = ThreadExecutor(name: "tasks")
+
+/// Runs `main` as a task on a thread of its own, ``mainTaskExecutor``, and never returns: the process ends when
+/// `main` ends it (``runMain(_:run:)`` does).
+///
+/// For a long-lived executable that must not wake while nothing happens. An `await` at top level of `main.swift`
+/// would run its first nonisolated async function on Swift's global concurrent executor; once libdispatch's worker
+/// pool has run a job, its monitor wakes the process once a second for as long as it lives. Here every nonisolated
+/// async function `main` calls, and every child task it starts, runs on the one thread, which sleeps while there is
+/// nothing to do, and the main thread waits in pause(2), where only signal handlers run. A job must not block that
+/// thread waiting for another job: code that blocks a thread should run under
+/// `withTaskExecutorPreference(globalConcurrentExecutor)`.
+///
+/// - Parameter main: the executable's work; it ends the process rather than returning.
+public func runOnOwnThread(_ main: @escaping @Sendable () async -> Never) -> Never {
+    runMainTask(on: mainTaskExecutor, main)
+}
+
+/// Runs `main` as a task that prefers `executor` and never returns, as ``runOnOwnThread(_:)`` does on its thread:
+/// for a synchronous `main.swift` whose work belongs elsewhere, such as `globalConcurrentExecutor` for code that
+/// blocks threads.
+///
+/// - Parameters:
+///   - executor: where the task and its child tasks run.
+///   - main: the executable's work; it ends the process rather than returning.
+public func runMainTask(on executor: any TaskExecutor, _ main: @escaping @Sendable () async -> Never) -> Never {
+    Task(executorPreference: executor) { await main() }
+    while true { _ = pause() }
+}

@@ -13,9 +13,7 @@ public enum DBusBridgeMain {
     /// Called from a synchronous `main.swift`: an `await` at top level would run the bridge's first steps on the
     /// global concurrent executor, whose libdispatch worker pool, once started, wakes the process every second.
     public static func start(arguments: [String]) -> Never {
-        let executor = ThreadExecutor(name: "dbus-bridge")
-        Task(executorPreference: executor) { await run(arguments: arguments) }
-        while true { _ = pause() }
+        runOnOwnThread { await run(arguments: arguments) }
     }
 
     /// Runs the bridge and exits the process: `--help` and `--version` on stdout with 0, a usage error on stderr with

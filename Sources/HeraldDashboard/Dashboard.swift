@@ -1,4 +1,3 @@
-import Foundation
 public import Herald
 import HeraldHTTP
 public import HeraldPosix
@@ -57,7 +56,9 @@ public final class Dashboard: Sendable {
         // it does not replace it (``NameTree/retainedValueRead(_:payload:sequence:)``).
         let notifications = try await monitor.monitor(bufferingPolicy: .bufferingNewest(8192))
         let shared = self.shared
-        monitorTask = Task.detached {
+        // Every task of the dashboard runs on a Herald's reader thread, never on the global pool: once the pool has
+        // run a job, libdispatch's workqueue monitor wakes the process once a second, for good.
+        monitorTask = Task.detached(executorPreference: monitor.taskExecutor) {
             for await note in notifications {
                 if case .dropped(let count, _, _)? = note.notice {
                     shared.mutex.withLock { $0.postsDropped(count) }
@@ -120,7 +121,7 @@ public final class Dashboard: Sendable {
         let logger = options.logger
         let actions = DashboardActions(
             post: { name, payload, retain in
-                Task {
+                Task(executorPreference: control.taskExecutor) {
                     do throws(HeraldError) {
                         _ = try await control.postAcknowledged(name, payload: payload, retain: retain)
                         shared.mutex.withLock { $0.noticeAdded("posted to \(name)\(retain ? ", retained" : "")") }
@@ -131,7 +132,7 @@ public final class Dashboard: Sendable {
             },
             refreshStatus: {
                 // The subscriber counts with the status: only while a page is open, one bounded NAMES each time.
-                Task {
+                Task(executorPreference: control.taskExecutor) {
                     guard let status = try? await control.status() else { return }
                     shared.mutex.withLock { $0.statusRead(status) }
                     guard let listed = try? await control.names(withSubscriberCounts: true) else { return }
@@ -139,7 +140,7 @@ public final class Dashboard: Sendable {
                 }
             },
             plugin: { action, name in
-                Task {
+                Task(executorPreference: control.taskExecutor) {
                     do throws(HeraldError) {
                         try await control.controlPlugin(action, named: name)
                         shared.mutex.withLock { $0.noticeAdded("heraldd did \(action.rawValue) \(name)") }
@@ -187,15 +188,13 @@ final class ServerThread: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
+        DetachedThread.start(name: "dashboard-http") { [self] in
             do {
                 try server.run(handler: handler)
             } catch {
                 handler.logger.error("the HTTP server stopped: \(error)")
             }
         }
-        thread.name = "dashboard-http"
-        thread.start()
     }
 }
 #endif

@@ -36,6 +36,14 @@ struct DemoCommand: Subcommand {
     }
 
     func run() async throws(CommandFailure) {
+        // The demo starts and watches child processes, with threads that block: on the global pool, not on the
+        // one thread of `herald`'s other subcommands (runOnOwnThread), and it is over in seconds.
+        try await withTaskExecutorPreference(globalConcurrentExecutor) { () async throws(CommandFailure) in
+            try await play()
+        }
+    }
+
+    private func play() async throws(CommandFailure) {
         Signals.recordStops()
         let demo: DemoRun
         do {

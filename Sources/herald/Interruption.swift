@@ -31,7 +31,9 @@ enum Interruption {
     private static func closeConnectionOnSignals() {
         guard !streaming.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let signals = Signals.stream()
-        Task.detached {
+        // On the command's own thread (runOnOwnThread): a task on the global executor would start libdispatch's
+        // worker pool, whose monitor wakes the process once a second for good.
+        Task.detached(executorPreference: mainTaskExecutor) {
             for await number in signals {
                 let status = ExitCode(signal: number) ?? .failure
                 pending.store(status.rawValue, ordering: .releasing)

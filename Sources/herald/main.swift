@@ -12,20 +12,26 @@ if let (role, arguments) = Program.Role.selected(by: Array(CommandLine.arguments
     switch role {
     case .heraldd: DaemonMain.run(arguments: arguments)
     case .chatServer: ChatServerMain.run(arguments: arguments)
-    case .chatClient: await ChatClientMain.run(arguments: arguments)
+    case .chatClient:
+        // The chat client blocks a thread reading its input: on the global pool, as its own executable runs it.
+        runMainTask(on: globalConcurrentExecutor) { await ChatClientMain.run(arguments: arguments) }
     }
 }
 
 Interruption.exitOnSignals()
-await runMain(HeraldCommand.invocation(for: Array(CommandLine.arguments.dropFirst()))) {
-    command throws(CommandFailure) -> ExitCode in
-    do throws(CommandFailure) {
-        try await command.run()
-    } catch {
-        // Interrupted: the subcommand ended because its connection was closed on the way out; say nothing.
+// On a thread of its own, never on the global executor: `herald wait`, `observe` and `monitor` sleep while nothing
+// happens, where libdispatch's worker pool would wake them once a second (runOnOwnThread).
+runOnOwnThread {
+    await runMain(HeraldCommand.invocation(for: Array(CommandLine.arguments.dropFirst()))) {
+        command throws(CommandFailure) -> ExitCode in
+        do throws(CommandFailure) {
+            try await command.run()
+        } catch {
+            // Interrupted: the subcommand ended because its connection was closed on the way out; say nothing.
+            if let status = Interruption.interruptedStatus { Terminal.exitImmediately(status) }
+            throw error
+        }
         if let status = Interruption.interruptedStatus { Terminal.exitImmediately(status) }
-        throw error
+        return .success
     }
-    if let status = Interruption.interruptedStatus { Terminal.exitImmediately(status) }
-    return .success
 }
