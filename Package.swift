@@ -73,12 +73,12 @@ let package = Package(
         .target(name: "ChatCore", swiftSettings: strict),
         // A small, strict HTTP/1.1 server on an epoll loop of our own: parsing is pure, I/O goes through
         // HeraldPosix.
-        .target(name: "HeraldHTTP", dependencies: ["HeraldPosix"], swiftSettings: strict),
+        .target(name: "HeraldHTTP", dependencies: ["HeraldPosix", "HeraldWire"], swiftSettings: strict),
         // `herald dashboard` as a library: the model of names, posts and rates, the access checks and the page (pure),
         // and the server that streams them to the page on HeraldHTTP.
         .target(
             name: "HeraldDashboard",
-            dependencies: ["Herald", "HeraldHTTP", "HeraldPosix"],
+            dependencies: ["Herald", "HeraldHTTP", "HeraldPosix", "HeraldWire"],
             swiftSettings: strict
         ),
         // The chat server as a library: routing and the room on HeraldHTTP, and `ChatServerMain`.

@@ -1,5 +1,6 @@
 import Foundation
 import Herald
+import HeraldWire
 
 /// Escaping text for HTML and JSON, and pretty-printing payloads: what the page and the event stream are built from.
 public enum Markup {
@@ -22,22 +23,7 @@ public enum Markup {
 
     /// `text` as a JSON string literal; `<` is escaped too, so the text is also safe inside a `<script>`.
     public static func json(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "<": out += "\\u003c"
-            case _ where scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        JSONString.quoted(text, safeInScript: true)
     }
 
     /// A payload as JSON indented by two spaces, keys sorted; the bytes as text when they are not JSON, with "…"

@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// A complete response: status, fields and body, sent with `Content-Length`.
 public struct HTTPResponse: Hashable, Sendable {
     /// The status.
@@ -28,7 +30,7 @@ public struct HTTPResponse: Hashable, Sendable {
     public static func error(_ status: HTTPStatus, reason: String? = nil, headers: HTTPHeaders = [:]) -> HTTPResponse {
         var all = headers
         all.add(name: "Content-Type", value: "application/json; charset=utf-8")
-        let body = "{\"error\":true,\"reason\":\(jsonString(reason ?? status.reason))}"
+        let body = "{\"error\":true,\"reason\":\(JSONString.quoted(reason ?? status.reason))}"
         return HTTPResponse(status: status, headers: all, body: Array(body.utf8))
     }
 
@@ -42,25 +44,6 @@ public struct HTTPResponse: Hashable, Sendable {
             head.headers.replaceOrAdd(name: "Connection", value: "close")
         }
         return head.encoded() + body
-    }
-
-    /// `text` as a JSON string literal, escaped per RFC 8259.
-    static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }
 

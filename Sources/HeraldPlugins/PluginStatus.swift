@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// What users see of one plugin: the payload the daemon retains as `herald.plugin.NAME`, and a row of
 /// `herald plugins`.
 public struct PluginStatus: Hashable, Sendable {
@@ -69,37 +71,18 @@ public struct PluginStatus: Hashable, Sendable {
     ///
     /// - Parameter since: `since` as the owner words it, an ISO 8601 wall time, so this type reads no clock.
     public func json(since: String) -> String {
-        var out = "{\"state\":\(Self.quoted(state.rawValue))"
+        var out = "{\"state\":\(JSONString.quoted(state.rawValue))"
         out += ",\"pid\":\(pid.map { String($0) } ?? "null")"
         out += ",\"restarts\":\(restarts)"
-        out += ",\"lastExit\":\(lastExit.map(Self.quoted) ?? "null")"
-        out += ",\"since\":\(Self.quoted(since))"
-        out += ",\"file\":\(Self.quoted(file))"
-        out += ",\"provides\":[\(provides.map(Self.quoted).joined(separator: ","))]"
-        out += ",\"activation\":\(activation.map { Self.quoted($0.rawValue) } ?? "null")"
-        out += ",\"reason\":\(reason.map(Self.quoted) ?? "null")}"
+        out += ",\"lastExit\":\(lastExit.map { JSONString.quoted($0) } ?? "null")"
+        out += ",\"since\":\(JSONString.quoted(since))"
+        out += ",\"file\":\(JSONString.quoted(file))"
+        out += ",\"provides\":[\(provides.map { JSONString.quoted($0) }.joined(separator: ","))]"
+        out += ",\"activation\":\(activation.map { JSONString.quoted($0.rawValue) } ?? "null")"
+        out += ",\"reason\":\(reason.map { JSONString.quoted($0) } ?? "null")}"
         return out
     }
 
     /// `json(since:)` as payload bytes.
     public func payload(since: String) -> [UInt8] { Array(json(since: since).utf8) }
-
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped (RFC 8259, section 7).
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
 }
