@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -645,4 +648,56 @@ int herald_fallocate(int fd, long long offset, long long length) {
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+// MARK: - Guarded stores into a shared mapping
+
+// Where a copy in progress on this thread jumps back to on SIGBUS; NULL outside herald_copy_to_mapping.
+static __thread sigjmp_buf *herald_copy_jump;
+static struct sigaction herald_previous_bus;
+static pthread_once_t herald_bus_once = PTHREAD_ONCE_INIT;
+
+static void herald_bus_handler(int number, siginfo_t *info, void *context) {
+    sigjmp_buf *jump = herald_copy_jump;
+    if (jump != NULL) {
+        herald_copy_jump = NULL;
+        siglongjmp(*jump, 1);
+    }
+    // Not one of ours: the handler there was before takes it (the Swift runtime's backtracer, say), or the fault
+    // happens again under the default disposition, as if we were not here.
+    if (herald_previous_bus.sa_flags & SA_SIGINFO) {
+        herald_previous_bus.sa_sigaction(number, info, context);
+    } else if (herald_previous_bus.sa_handler != SIG_DFL && herald_previous_bus.sa_handler != SIG_IGN) {
+        herald_previous_bus.sa_handler(number);
+    } else {
+        signal(SIGBUS, SIG_DFL);
+    }
+}
+
+static void herald_install_bus_handler(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_sigaction = herald_bus_handler;
+    // SA_NODEFER: SIGBUS is not blocked while the handler runs, so jumping out of it leaves the mask as it was, and
+    // the copy needs no sigsetjmp that saves the mask (a sigprocmask call per copy).
+    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGBUS, &action, &herald_previous_bus);
+}
+
+int herald_copy_to_mapping(void *destination, const void *source, size_t count) {
+    pthread_once(&herald_bus_once, herald_install_bus_handler);
+    sigjmp_buf jump;
+    // savemask 0: no system call; the handler runs with SIGBUS unblocked (SA_NODEFER), so the mask needs no restoring.
+    if (sigsetjmp(jump, 0) != 0) {
+        errno = EFAULT;
+        return -1;
+    }
+    herald_copy_jump = &jump;
+    // Compiler barriers: the stores stay inside the guarded window.
+    __asm__ volatile("" ::: "memory");
+    memcpy(destination, source, count);
+    __asm__ volatile("" ::: "memory");
+    herald_copy_jump = NULL;
+    return 0;
 }

@@ -147,7 +147,14 @@ extension Daemon {
     private mutating func stateAppended(_ failure: SystemError?) {
         guard let state else { return }
         if let reason = state.log.takeMappingFailure() ?? state.compaction?.log.takeMappingFailure() {
-            if !state.mappingFailed {
+            if state.log.cutShort || state.compaction?.log.cutShort == true {
+                // A store faulted: another process truncated the file. The daemon's state is whole; the file is
+                // written again from it.
+                logger.error(
+                    "state: \(state.description) was cut short by another process (\(reason)); writing it again"
+                )
+                state.needsRewrite = true
+            } else if !state.mappingFailed {
                 logger.warning("state: cannot reserve room in \(state.description) (\(reason)); writing it with pwrite")
             }
             state.mappingFailed = true
@@ -166,9 +173,10 @@ extension Daemon {
         guard state.compaction == nil && !broker.hasStateToWrite else { return }
         let live = liveStateBytes
         state.log.growthLimit = Self.reservationLimit(liveBytes: live)
-        if state.log.length > Self.compactionThreshold(liveBytes: live)
+        if state.needsRewrite || state.log.length > Self.compactionThreshold(liveBytes: live)
             || state.log.capacity > Self.stateBound(liveBytes: live)
         {
+            state.needsRewrite = false
             beginCompaction(state)
         }
     }

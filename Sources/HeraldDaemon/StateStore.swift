@@ -28,6 +28,9 @@ final class StateStore {
     var failing = false
     /// Whether a log went back from its mapping to `pwrite`s: logged once.
     var mappingFailed = false
+    /// Whether a log's file was cut short by another process (``LogFile/cutShort``): what it held before may be
+    /// gone, so the next compaction begins at once and writes the whole state again.
+    var needsRewrite = false
 
     /// A compacted log in the making: a header, every will and the plugins record at once, then the retained
     /// values a bounded number a step, each read as it is then (so records appended to both logs meanwhile stay

@@ -34,6 +34,10 @@ public final class LogFile {
     private var terminator: [UInt8]?
     private var mapping: UnsafeMutableRawBufferPointer?
     private var mappingFailure: SystemError?
+    /// Whether a store into the mapping faulted: the file was cut short under it, by another process (a mapped
+    /// file's size changes only with this process's own fallocate and ftruncate otherwise), so the log before
+    /// ``length`` may be gone from the file; only a rewrite from the owner's state makes the file whole again.
+    public private(set) var cutShort = false
 
     /// The first reservation, unless ``growthLimit`` is less.
     public static let chunk = 64 << 10
@@ -126,10 +130,16 @@ public final class LogFile {
             let base = mapping!.baseAddress!
             // The new terminator first, past the records, then the records over the old one: a kill between the
             // two leaves the old terminator whole, and one during the copy leaves a record cut short, which the
-            // reader's checksum rejects.
-            terminator.withUnsafeBytes { (base + end).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            // reader's checksum rejects. Each copy is guarded: a file another process cut short under the mapping
+            // faults (SIGBUS), and the append goes on with pwrite instead of the daemon dying.
+            let stored = terminator.withUnsafeBytes { herald_copy_to_mapping(base + end, $0.baseAddress!, $0.count) }
             atomicMemoryFence(ordering: .releasing)
-            (base + length).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            guard stored == 0, herald_copy_to_mapping(base + length, bytes.baseAddress!, bytes.count) == 0 else {
+                stopMapping(SystemError(operation: "store into the mapped log, cut short", errno: .current))
+                cutShort = true
+                try write(bytes)
+                return
+            }
             length = end
             return
         }

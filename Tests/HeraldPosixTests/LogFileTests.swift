@@ -85,6 +85,32 @@ import Darwin
         #expect(log.takeMappingFailure() == nil)
     }
 
+    /// Another process truncates the file under the mapping: the next store would raise SIGBUS. It is caught,
+    /// the append goes on with pwrite, and the log says the file was cut short (its owner then writes it again).
+    @Test(arguments: ["memfd", "file"])
+    func aFileCutShortUnderTheMappingIsAnAppendByPwriteNotASIGBUS(kind: String) throws {
+        let directory = TemporaryDirectory()
+        let log = kind == "memfd" ? try LogFile.memory(name: "test-log") : try LogFile.open(path: directory.file("log"))
+        log.mapAppends(terminator: Self.terminator)
+        try log.append(Array("header".utf8))
+        #expect(log.capacity == LogFile.chunk)
+        #expect(!log.cutShort)
+        // What another process does, through a descriptor of its own.
+        let other = dup(log.descriptor.rawValue)
+        #expect(ftruncate(other, 0) == 0)
+        close(other)
+        try log.append(Array("record".utf8))
+        #expect(log.cutShort)
+        #expect(log.capacity == 0, "back to pwrite")
+        let failure = try #require(log.takeMappingFailure())
+        #expect(failure.errno == Errno(rawValue: EFAULT))
+        // The record is where the log said it would be; what the cut took is zeros now.
+        let bytes = try Self.contents(of: log)
+        #expect(bytes.count == 12)
+        #expect(Array(bytes[6...]) == Array("record".utf8))
+        #expect(bytes[..<6].allSatisfy { $0 == 0 })
+    }
+
     @Test func allocateExtendsTheFileAndMapSharedWritesIntoIt() throws {
         let log = try LogFile.memory(name: "test-log")
         try log.descriptor.allocate(offset: 0, length: 8192)

@@ -385,6 +385,16 @@ int herald_memfd_create(const char *name);
 /// it only under _GNU_SOURCE. ENOSYS where there is no fallocate.
 int herald_fallocate(int fd, long long offset, long long length);
 
+/// memcpy(destination, source, count) into a shared mapping of a file, guarded
+/// against SIGBUS: when the file was cut short under the mapping (another
+/// process truncated it), the store faults, and instead of the process dying
+/// this returns -1 with errno EFAULT; what was copied before the fault stays.
+/// Returns 0 when every byte was stored. The first call installs a SIGBUS
+/// handler (SA_SIGINFO) that jumps back into this function when the fault is
+/// one of its copies on this thread, and otherwise puts the previous
+/// disposition back and lets the fault happen again, as it would have.
+int herald_copy_to_mapping(void *destination, const void *source, size_t count);
+
 #ifdef __cplusplus
 }
 #endif
