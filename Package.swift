@@ -13,6 +13,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Herald", targets: ["Herald"]),
+        // The client without NotificationCenter, importing FoundationEssentials at most: for a small long-lived
+        // program that should not map the whole of Foundation and ICU (herald-dbus-bridge is one).
+        .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .executable(name: "heraldd", targets: ["heraldd"]),
         .executable(name: "herald", targets: ["herald"]),
         .executable(name: "herald-chat-server", targets: ["herald-chat-server"]),
