@@ -138,7 +138,7 @@ public final class Bridge {
         let continuation = self.continuation
         let io: BridgeIO
         do {
-            io = try BridgeIO { event in
+            io = try BridgeIO(herald: herald) { event in
                 switch event {
                 case .packets(let generation, let packets):
                     continuation.yield(.link(generation: generation, .packets(packets)))
