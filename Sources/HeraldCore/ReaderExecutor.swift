@@ -49,6 +49,29 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         /// The loop that reads the owner's connection, for a Herald in a ``Herald/ReaderGroup``: jobs and requests
         /// for output go to it, and the executor's own queue and eventfd are not used.
         var loop: ReaderLoop?
+        /// A descriptor of the app's, watched by the reader thread with its socket (``Herald/watchForeignDescriptor``).
+        var foreign: ForeignDescriptor?
+        /// Whether `foreign` was last reported watched by a reader thread.
+        var foreignWatched = false
+
+        /// Whether a reader thread of its own waits on the eventfd, and so on the foreign descriptor: the owner's,
+        /// not a ``Herald/ReaderGroup``'s.
+        var watchesForeign: Bool {
+            owner != nil && loop == nil && wakeupDescriptor != nil
+        }
+
+        /// Notes whether the foreign descriptor is watched now.
+        ///
+        /// - Returns: the descriptor, when whether it is watched changed since it was last reported: the caller
+        ///   reports the change, outside the lock, and its owner asks ``ReaderExecutor/isWatching(_:)``, so that of
+        ///   two reports from two threads, the one handled last tells the truth whichever came first.
+        mutating func foreignChange() -> ForeignDescriptor? {
+            guard let foreign else { return nil }
+            let watched = watchesForeign
+            guard watched != foreignWatched else { return nil }
+            foreignWatched = watched
+            return foreign
+        }
 
         /// The eventfd's descriptor, for `poll`; nil without one.
         var wakeupDescriptor: Int32? {
@@ -85,6 +108,26 @@ final class ReaderExecutor: TaskExecutor, Sendable {
             outputRequested = false
             defer { jobs = [] }
             return jobs
+        }
+
+        /// What connection `owner`'s reader thread does next: run the queued jobs, write, or wait.
+        fileprivate mutating func step(for owner: ObjectIdentifier) -> Step {
+            if self.owner == owner, thread == nil {
+                thread = pthread_self()
+            }
+            // Another connection's reader drives the executor (this one is new, the other ending), or there is no
+            // eventfd: wait for input alone.
+            guard self.owner == owner, let wakeup = wakeupDescriptor else { return .wait(-1, nil) }
+            if !jobs.isEmpty {
+                defer { jobs = [] }
+                return .run(jobs)
+            }
+            if outputRequested {
+                outputRequested = false
+                return .write
+            }
+            isWaiting = true
+            return .wait(wakeup, loop == nil ? foreign : nil)
         }
 
         /// Makes connection `owner`'s reader the driver, awake, if no reader drives the executor and one can be
@@ -179,49 +222,49 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         writeOutput: () -> Int32?
     ) throws(SystemError) {
         while true {
-            let step = state.withLock { state -> Step in
+            let (step, change) = state.withLock { state -> (Step, ForeignDescriptor?) in
                 // The next connection's reader, once the last one has detached (see ``attach(_:)``).
                 state.claim(for: owner)
-                if state.owner == owner, state.thread == nil {
-                    state.thread = pthread_self()
-                }
-                // Another connection's reader drives the executor (this one is new, the other ending), or there is
-                // no eventfd: wait for input alone.
-                guard state.owner == owner, let wakeup = state.wakeupDescriptor else { return .wait(-1) }
-                if !state.jobs.isEmpty {
-                    defer { state.jobs = [] }
-                    return .run(state.jobs)
-                }
-                if state.outputRequested {
-                    state.outputRequested = false
-                    return .write
-                }
-                state.isWaiting = true
-                return .wait(wakeup)
+                return (state.step(for: owner), state.foreignChange())
             }
+            change?.onWatchingChanged()
             switch step {
             case .run(let jobs):
                 for job in jobs {
                     job.runSynchronously(on: asUnownedTaskExecutor())
                 }
-                // Jobs that enqueued more must not starve the socket: look at it before the next round.
-                if hasQueuedJobs, try socket.waitForInput(orFrom: -1, timeoutMilliseconds: 0).this { return }
+                // Jobs that enqueued more must not starve the socket, nor the foreign descriptor: look at them before
+                // the next round.
+                if hasQueuedJobs {
+                    let foreign = state.withLock { $0.watchesForeign ? $0.foreign : nil }
+                    let ready = try socket.waitForInput(
+                        orOutput: false,
+                        orFrom: -1,
+                        orFrom: foreign?.descriptor ?? -1,
+                        timeoutMilliseconds: 0
+                    )
+                    if ready.third { foreign?.onReadable() }
+                    if ready.this { return }
+                }
             case .write:
                 // After the jobs that ran before it: the posts of one turn of the reader thread go out together.
                 blockedOutput = writeOutput()
-            case .wait(let wakeup):
+            case .wait(let wakeup, let foreign):
                 var timeout = blockedOutput ?? -1
                 if wakeup == -1 {
                     // Writers cannot wake this reader, so they write themselves; what the socket did not take then
                     // is this reader's to write, and it looks for it now and then.
                     timeout = timeout == -1 ? 50 : min(timeout, 50)
                 }
+                // The foreign descriptor is held (`foreign`) until the wait returns: its owner keeps it open that long.
                 let ready = try socket.waitForInput(
                     orOutput: blockedOutput != nil,
                     orFrom: wakeup,
+                    orFrom: foreign?.descriptor ?? -1,
                     timeoutMilliseconds: timeout
                 )
                 didWake(owner)
+                if ready.third, let foreign, isWatching(foreign) { foreign.onReadable() }
                 if ready.writable || wakeup == -1 || (blockedOutput != nil && !ready.this && !ready.other) {
                     blockedOutput = writeOutput()
                 }
@@ -230,16 +273,32 @@ final class ReaderExecutor: TaskExecutor, Sendable {
         }
     }
 
+    /// Stops watching the foreign descriptor if it is `descriptor`, without reporting it.
+    func stopWatching(_ descriptor: Int32) {
+        state.withLock { state in
+            guard state.foreign?.descriptor == descriptor else { return }
+            state.foreign = nil
+            state.foreignWatched = false
+            state.wakeIfWaiting()
+        }
+    }
+
+    /// Whether a reader thread watches `foreign` now: it is the descriptor registered, and a reader thread of the
+    /// Herald's own drives the executor.
+    func isWatching(_ foreign: ForeignDescriptor) -> Bool {
+        state.withLock { $0.foreign === foreign && $0.watchesForeign }
+    }
+
     private var hasQueuedJobs: Bool {
         state.withLock { !$0.jobs.isEmpty }
     }
 
-    private enum Step {
+    fileprivate enum Step {
         case run([UnownedJob])
         /// Write the outgoing buffer.
         case write
-        /// Wait for input on the socket and on this descriptor, if it is not -1.
-        case wait(Int32)
+        /// Wait for input on the socket and on this descriptor, if it is not -1, and on the foreign descriptor.
+        case wait(Int32, ForeignDescriptor?)
     }
 
     /// The reader woke: jobs enqueued from here on are queued for it, and a pending wake-up is consumed.
@@ -261,26 +320,45 @@ final class ReaderExecutor: TaskExecutor, Sendable {
     /// connection's reader still drives the executor (reconnecting); the new reader then takes over once that one
     /// has detached.
     func attach(_ owner: ObjectIdentifier) {
-        state.withLock { $0.claim(for: owner) }
+        let change = state.withLock { state in
+            state.claim(for: owner)
+            return state.foreignChange()
+        }
+        change?.onWatchingChanged()
     }
 
     /// Connection `owner`, of a Herald in a ``Herald/ReaderGroup``, is read by `loop` from now on: the executor's
     /// jobs run on the loop's thread, and requests for output go to it. It takes over from a connection that has not
     /// detached yet (reconnecting), which is ending and reads nothing more.
     func bind(_ owner: ObjectIdentifier, to loop: ReaderLoop) {
-        let orphans = state.withLock { $0.handOver(to: owner, through: loop) }
+        let (orphans, change) = state.withLock { ($0.handOver(to: owner, through: loop), $0.foreignChange()) }
+        change?.onWatchingChanged()
         for job in orphans where !loop.enqueue(job, of: self) {
             StandbyExecutor.shared.enqueue(job)
         }
     }
 
+    /// Watches `foreign` from now on in place of the one watched before, if any (nil: none); reports it changed at
+    /// once, then each time a reader thread starts or stops watching it.
+    func watch(_ foreign: ForeignDescriptor?) {
+        let change = state.withLock { state -> ForeignDescriptor? in
+            state.foreign = foreign
+            state.foreignWatched = !state.watchesForeign
+            // A reader waiting on the descriptor replaced waits on the new one instead.
+            state.wakeIfWaiting()
+            return state.foreignChange()
+        }
+        change?.onWatchingChanged()
+    }
+
     /// The reader thread of `owner` ends: the jobs still queued, and every later one until another reader takes
     /// over, go to the ``StandbyExecutor``.
     func detach(_ owner: ObjectIdentifier) {
-        let orphans = state.withLock { state -> [UnownedJob] in
-            guard state.owner == owner else { return [] }
-            return state.handOver(to: nil, through: nil)
+        let (orphans, change) = state.withLock { state -> ([UnownedJob], ForeignDescriptor?) in
+            guard state.owner == owner else { return ([], nil) }
+            return (state.handOver(to: nil, through: nil), state.foreignChange())
         }
+        change?.onWatchingChanged()
         for job in orphans {
             StandbyExecutor.shared.enqueue(job)
         }

@@ -129,7 +129,8 @@ extension Bridge {
         // Encoded straight into the output, and taken back out if it may not go.
         let start = output.count
         do {
-            try Packet.publish(message).encode(into: &output)
+            // Validated as it was queued (`enqueue`).
+            try Packet.publish(message).encode(into: &output, validating: false)
         } catch {
             logger.error("cannot encode PUBLISH to \(message.topic): \(error)")
             if message.qos != .atMostOnce { queue.acknowledged(message.packetIdentifier) }

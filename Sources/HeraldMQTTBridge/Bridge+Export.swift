@@ -88,7 +88,18 @@ extension Bridge {
             properties.contentType = "application/json"
             properties.payloadFormatIndicator = 1
         }
-        if queue.enqueue(.init(topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)),
+        var message = Packet.Publish(topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
+        // Validated once, here, with a stand-in for the Packet Identifier the queue gives it when it is sent: `publish`
+        // then encodes it as it is, also when it is sent again after a reconnect.
+        message.packetIdentifier = qos == .atMostOnce ? 0 : 1
+        do {
+            try Packet.publish(message).validate()
+        } catch {
+            logger.error("cannot encode PUBLISH to \(topic): \(error)")
+            return
+        }
+        message.packetIdentifier = 0
+        if queue.enqueue(message),
             queue.dropped == 1 || queue.dropped % 1000 == 0
         {
             // One line for the first drop and one a thousand, not one per message of a flood.

@@ -6,8 +6,9 @@ public import HeraldPosix
 
 /// The bridge between one Herald daemon and one MQTT broker: a plain Herald client on one side, an MQTT 5 client on
 /// the other. Every event (a local notification, a packet, the broker connection's end, a deadline) goes through one
-/// stream to one loop, which owns all the state. The broker connection and the deadlines are served by ``BridgeIO``,
-/// an event loop that wakes only for something pending: nothing in the bridge ticks.
+/// stream to one loop, which owns all the state. The loop runs on the Herald's reader thread, which also reads the
+/// broker's socket while the Herald is connected; the deadlines, and the broker connection otherwise, are served by
+/// ``BridgeIO``, an event loop that wakes only for something pending: nothing in the bridge ticks.
 ///
 /// Loop-free: posts this process made are not exported (their sender pid is ours); MQTT subscriptions use No
 /// Local; a message whose origin host is this host is not imported; a message seen before (same origin, daemon
@@ -138,7 +139,7 @@ public final class Bridge {
         let continuation = self.continuation
         let io: BridgeIO
         do {
-            io = try BridgeIO { event in
+            io = try BridgeIO(herald: herald) { event in
                 switch event {
                 case .packets(let generation, let packets):
                     continuation.yield(.link(generation: generation, .packets(packets)))
@@ -225,7 +226,7 @@ public final class Bridge {
             if state() != lastPostedState { await postState() }
             let importDropped = backlog.dropped
             if importDropped > importDropsLogged {
-                // Counted on the link's thread; said here, once a second at most.
+                // Counted where the broker's input is read; said here, once a second at most.
                 logger.warning("importing cannot keep up: \(importDropped) QoS 0 messages dropped so far")
                 importDropsLogged = importDropped
             }

@@ -1,3 +1,4 @@
+import Herald
 import HeraldMQTT
 import HeraldPosix
 
@@ -27,7 +28,11 @@ extension BridgeIO {
         let generation: Int
         let socket: Socket
         let settings: Settings
-        var decoder: PacketDecoder
+        let input: BridgeInput
+        /// The socket as the Herald's reader thread watches it; nil without a Herald.
+        var foreign: ForeignDescriptor?
+        /// Whether this thread reads the socket (no reader thread of the Herald watches it).
+        var readsItself = true
         /// The Keep Alive in force once CONNACK came (ours, or the broker's Server Keep Alive, §3.2.2.3.14), in
         /// nanoseconds; 0: none.
         var keepAlive: UInt64 = 0
@@ -39,8 +44,6 @@ extension BridgeIO {
     }
 
     func serve() {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
-        defer { buffer.deallocate() }
         var connection: Connection?
         var closeAsked: Int?
         while true {
@@ -65,6 +68,10 @@ extension BridgeIO {
                             guard generation == shared.withLock({ $0.generation }), connection == nil else { continue }
                             connection = adopt(generation, socket, settings)
                             if closeAsked == generation { end(&connection, "closed by the bridge") }
+                        case .input(let generation, let outcome):
+                            if connection?.generation == generation { act(on: outcome, &connection) }
+                        case .watchingChanged:
+                            updateReading(&connection)
                         case .failed(let generation, let reason):
                             onEvent(.closed(generation: generation, reason))
                         case .close(let generation):
@@ -86,7 +93,7 @@ extension BridgeIO {
                 case .ready(_, let events):
                     if events.contains(.writable) { writePending(&connection) }
                     if !events.intersection([.readable, .hangup, .error, .readHangup]).isEmpty {
-                        read(&connection, into: buffer)
+                        read(&connection)
                     }
                 case .timer(let source):
                     timerFired(source, &connection)
@@ -101,12 +108,8 @@ extension BridgeIO {
     /// Takes a connected socket: watches it, writes the CONNECT and what the bridge queued meanwhile, and arms the
     /// CONNACK deadline.
     private func adopt(_ generation: Int, _ socket: Socket, _ settings: Settings) -> Connection? {
-        var connection = Connection(
-            generation: generation,
-            socket: socket,
-            settings: settings,
-            decoder: PacketDecoder(maximumPacketSize: settings.maximumPacketSize)
-        )
+        let input = BridgeInput(generation: generation, socket: socket, settings: settings, onEvent: onEvent)
+        var connection = Connection(generation: generation, socket: socket, settings: settings, input: input)
         do {
             try box.loop.register(socket.descriptor.rawValue, interest: [.readable, .readHangup], handler: .socket)
         } catch {
@@ -122,74 +125,65 @@ extension BridgeIO {
         }
         let deadline = settings.started + UInt64(settings.keepAlive) * 1_000_000_000
         connection.connectTimer = box.loop.schedule(.connectDeadline, at: deadline)
+        if let herald {
+            // On the reader thread; what only this thread does goes to it as a command. Once the read finds the
+            // connection over, the reader stops watching the socket at once: a socket at its end stays readable.
+            let foreign = ForeignDescriptor(
+                descriptor: socket.descriptor.rawValue,
+                onReadable: { [self] in
+                    guard let outcome = input.read() else { return }
+                    guard outcome.concernsIO else { return }
+                    if outcome.ending != nil { herald.stopWatchingForeignDescriptor(socket.descriptor.rawValue) }
+                    command(.input(generation: generation, outcome))
+                },
+                onWatchingChanged: { [self] in command(.watchingChanged) }
+            )
+            connection.foreign = foreign
+            herald.watchForeignDescriptor(foreign)
+        }
         var current: Connection? = connection
         watchOutput(&current)
         return current
     }
 
-    /// Reads once, and hands the packets of the read to the bridge.
-    private func read(_ connection: inout Connection?, into buffer: UnsafeMutableRawBufferPointer) {
-        guard var current = connection else { return }
-        let count: Int
-        do {
-            guard let value = try current.socket.descriptor.read(into: buffer).value else { return }
-            count = value
-        } catch {
-            end(&connection, "read failed: \(error)")
-            return
-        }
-        if count == 0 {
-            end(&connection, "the broker closed the connection")
-            return
-        }
-        current.decoder.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-        var packets: [Packet] = []
-        var malformed: PacketError?
-        do {
-            while let packet = try current.decoder.next() {
-                // PINGRESP is this thread's alone: passed on, it would wake the bridge's loop for nothing.
-                guard observe(packet, &current) else { continue }
-                // A QoS 0 message past the backlog's bound is dropped here, before it costs the loop anything.
-                if current.settings.backlog.admit(packet) { packets.append(packet) }
-            }
-        } catch {
-            malformed = error
-        }
+    /// Reads the socket here exactly while no reader thread of the Herald watches it.
+    private func updateReading(_ connection: inout Connection?) {
+        guard var current = connection, let herald, let foreign = current.foreign else { return }
+        let readsItself = !herald.isWatchingForeignDescriptor(foreign)
+        guard readsItself != current.readsItself else { return }
+        current.readsItself = readsItself
         connection = current
-        // The packets before a malformed one are sound and are handled: a PUBACK among them counts.
-        if !packets.isEmpty { onEvent(.packets(generation: current.generation, packets)) }
-        if let malformed {
-            // §4.13: a malformed packet is answered with DISCONNECT and its reason code, then the close.
-            if let disconnect = try? Packet.disconnect(.init(reasonCode: malformed.code)).encode() {
-                send(disconnect, generation: current.generation)
-            }
-            end(
-                &connection,
-                "malformed input from the broker, disconnected with \(malformed.code): \(malformed.reason)"
-            )
-        }
+        setInterest(&connection)
     }
 
-    /// What this thread itself acts on: CONNACK starts the keep-alive, PINGRESP answers it.
-    ///
-    /// - Returns: whether the bridge's loop is to see the packet too.
-    private func observe(_ packet: Packet, _ connection: inout Connection) -> Bool {
-        switch packet {
-        case .connack(let connack):
-            if let timer = connection.connectTimer { box.loop.cancel(timer) }
-            connection.connectTimer = nil
-            guard !connack.reasonCode.isFailure else { return true }
-            let seconds = connack.properties.serverKeepAlive ?? connection.settings.keepAlive
-            connection.keepAlive = UInt64(seconds) * 1_000_000_000
-            armKeepAlive(&connection)
-            return true
-        case .pingresp:
-            connection.pingSent = nil
-            armKeepAlive(&connection)
-            return false
-        default:
-            return true
+    /// Reads once, and hands the packets of the read to the bridge.
+    private func read(_ connection: inout Connection?) {
+        guard let current = connection, let outcome = current.input.read() else { return }
+        act(on: outcome, &connection)
+    }
+
+    /// Acts on what a read found, on this thread or on the Herald's reader thread: CONNACK starts the keep-alive,
+    /// PINGRESP answers it, and the connection ends after malformed input, a failed read or end of file.
+    private func act(on outcome: BridgeInput.Outcome, _ connection: inout Connection?) {
+        guard var current = connection else { return }
+        if outcome.connack {
+            if let timer = current.connectTimer { box.loop.cancel(timer) }
+            current.connectTimer = nil
+            if let seconds = outcome.connackKeepAlive {
+                current.keepAlive = UInt64(seconds) * 1_000_000_000
+                armKeepAlive(&current)
+            }
         }
+        if outcome.pingresp {
+            current.pingSent = nil
+            armKeepAlive(&current)
+        }
+        connection = current
+        guard let ending = outcome.ending else { return }
+        if let code = outcome.disconnect, let disconnect = try? Packet.disconnect(.init(reasonCode: code)).encode() {
+            send(disconnect, generation: current.generation)
+        }
+        end(&connection, ending)
     }
 
     /// Arms the keep-alive for its next step: a PINGREQ half a Keep Alive after the last write, or the end of the
@@ -274,13 +268,25 @@ extension BridgeIO {
             current.stallTimer = box.loop.schedule(.stall, at: since + Self.stallLimit)
         }
         if waiting != current.watchesOutput {
-            let interest: Epoll.Events = waiting ? [.readable, .readHangup, .writable] : [.readable, .readHangup]
-            // Fails only for ENOMEM; the stall deadline still ends a connection that cannot be written.
-            if (try? box.loop.setInterest(interest, for: current.socket.descriptor.rawValue)) != nil {
-                current.watchesOutput = waiting
-            }
+            current.watchesOutput = waiting
+            connection = current
+            setInterest(&connection)
+            return
         }
         connection = current
+    }
+
+    /// Watches the socket for input while this thread reads it, and for room while output is pending.
+    ///
+    /// While the Herald's reader thread reads it, epoll still reports a hang-up or an error here (it always does):
+    /// this thread then reads too, under the input's lock, and ends the connection.
+    private func setInterest(_ connection: inout Connection?) {
+        guard let current = connection else { return }
+        var interest: Epoll.Events = current.readsItself ? [.readable, .readHangup] : []
+        if current.watchesOutput { interest.insert(.writable) }
+        // Fails only for ENOMEM; the stall deadline still ends a connection that cannot be written, and the keep-alive
+        // one that cannot be read.
+        try? box.loop.setInterest(interest, for: current.socket.descriptor.rawValue)
     }
 
     /// Ends the connection and reports why.
@@ -296,6 +302,10 @@ extension BridgeIO {
     private func drop(_ connection: inout Connection) {
         for timer in [connection.keepAliveTimer, connection.connectTimer, connection.stallTimer] {
             if let timer { box.loop.cancel(timer) }
+        }
+        connection.input.end()
+        if let herald, connection.foreign != nil {
+            herald.stopWatchingForeignDescriptor(connection.socket.descriptor.rawValue)
         }
         box.loop.deregister(connection.socket.descriptor.rawValue)
         shared.withLock { shared in

@@ -1,4 +1,5 @@
 import Foundation
+import Herald
 import HeraldMQTT
 import HeraldPosix
 import Synchronization
@@ -8,10 +9,13 @@ import Synchronization
 /// reconnect). It wakes only when the broker sends something, the bridge writes more than the socket takes, or a
 /// deadline armed for something pending comes due: an idle bridge does not wake at all.
 ///
-/// Writes do not go through this thread: the bridge's loop (on the Herald reader thread) writes to the socket itself,
-/// non-blocking, and hands this thread only what the socket did not take. A QoS 1 window is thus turned around with one
-/// hand-off between threads (the packets read here, to the bridge's loop), not three: the loop's answer (a PUBACK, the
-/// next PUBLISHes) goes out from the thread that decided it (Benchmarks/README.md, issue 26).
+/// Neither input nor output goes through this thread while the Herald is connected. The Herald's reader thread, on
+/// which the bridge's loop runs, watches the socket along with heraldd's (``Herald/watchForeignDescriptor(_:)``),
+/// reads and decodes it there (``BridgeInput``), and the loop writes to the socket itself, non-blocking, handing this
+/// thread only what the socket did not take. A QoS 1 window is thus read, handled and answered on one thread, with
+/// no hand-off between threads in the bridge (Benchmarks/README.md, issue 26); this thread wakes for a deadline, for
+/// output that waits for room, and for the CONNACK and PINGRESP that the reader thread passes on. While the Herald
+/// reconnects (no reader thread), this thread reads the socket itself, so that the keep-alive holds.
 ///
 /// Connecting may wait on DNS and on the broker's SYN-ACK, so it happens on a short-lived thread of its own, which
 /// hands the connected socket over. Malformed input ends the connection with a DISCONNECT carrying the decoder's
@@ -49,6 +53,10 @@ final class BridgeIO: Sendable {
 
     enum Command {
         case adopt(generation: Int, socket: Socket, Settings)
+        /// What a read on the Herald's reader thread found for this thread: the keep-alive, or the connection's end.
+        case input(generation: Int, BridgeInput.Outcome)
+        /// The Herald's reader thread may have started or stopped watching the socket.
+        case watchingChanged
         case failed(generation: Int, String)
         case close(generation: Int)
         case schedule(Deadline, at: UInt64)
@@ -82,13 +90,21 @@ final class BridgeIO: Sendable {
     private let waker: EventLoop<Source>.Waker
     let box: LoopBox
     let onEvent: @Sendable (Event) -> Void
+    /// The Herald whose reader thread reads the socket while it is connected; nil: this thread reads it always.
+    let herald: Herald?
 
-    /// Starts the I/O thread; `onEvent` is called on it.
-    init(onEvent: @escaping @Sendable (Event) -> Void) throws(SystemError) {
+    /// Starts the I/O thread.
+    ///
+    /// - Parameters:
+    ///   - herald: the Herald whose reader thread is to read the broker's socket, and call `onEvent` for its packets,
+    ///     while it is connected; nil: this thread reads it always.
+    ///   - onEvent: called on this thread, and for packets on the Herald's reader thread.
+    init(herald: Herald? = nil, onEvent: @escaping @Sendable (Event) -> Void) throws(SystemError) {
         let box = LoopBox(try EventLoop<Source>())
         waker = try box.loop.makeWaker()
         self.box = box
         self.onEvent = onEvent
+        self.herald = herald
         let thread = Thread { [self] in
             ThreadName.setCurrent("mqtt-io")
             serve()
@@ -160,7 +176,7 @@ final class BridgeIO: Sendable {
         outputWaiting.store(!shared.pending.isEmpty || shared.failure != nil, ordering: .releasing)
     }
 
-    private func command(_ command: Command) {
+    func command(_ command: Command) {
         shared.withLock { $0.commands.append(command) }
         waker.wake()
     }

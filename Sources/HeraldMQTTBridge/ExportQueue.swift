@@ -12,8 +12,17 @@ public struct ExportQueue: Sendable {
 
     private var waiting: [Packet.Publish] = []
     private var head = 0
-    /// Sent at QoS 1 and not acknowledged, in the order they were sent.
-    private var inflight: [Packet.Publish] = []
+    /// Sent at QoS 1 and not acknowledged, in the order they were sent; nil where one was acknowledged out of order.
+    ///
+    /// Acknowledged ones are cleared in place and the head moves past them: removing each from the front of an array
+    /// shifted the whole window on every PUBACK (perf: about 4 % of the exporting bridge, a window of 1000).
+    private var inflight: [Packet.Publish?] = []
+    private var inflightHead = 0
+    /// How many entries were removed from the front of `inflight` since the start: an entry's position is its index
+    /// plus this.
+    private var inflightBase = 0
+    /// The position of each message in flight, by packet identifier.
+    private var inflightPositions: [UInt16: Int] = [:]
     private var lastIdentifier: UInt16 = 0
 
     /// Creates an empty queue.
@@ -25,7 +34,7 @@ public struct ExportQueue: Sendable {
     /// Messages waiting to be sent.
     public var waitingCount: Int { waiting.count - head }
     /// Messages sent at QoS 1 and not acknowledged.
-    public var inflightCount: Int { inflight.count }
+    public var inflightCount: Int { inflightPositions.count }
 
     /// Adds a message to send, dropping the oldest waiting one if the queue is full.
     ///
@@ -51,7 +60,7 @@ public struct ExportQueue: Sendable {
     public mutating func next(maxInflight: Int) -> Packet.Publish? {
         guard head < waiting.count else { return nil }
         if waiting[head].qos != .atMostOnce {
-            guard inflight.count < maxInflight else { return nil }
+            guard inflightCount < maxInflight else { return nil }
         }
         var message = waiting[head]
         head += 1
@@ -61,6 +70,7 @@ public struct ExportQueue: Sendable {
         }
         if message.qos != .atMostOnce {
             message.packetIdentifier = freeIdentifier()
+            inflightPositions[message.packetIdentifier] = inflightBase + inflight.count
             inflight.append(message)
         }
         return message
@@ -71,14 +81,25 @@ public struct ExportQueue: Sendable {
     /// - Returns: whether it was in flight (a PUBACK for anything else is the broker's mistake, and ignored).
     @discardableResult
     public mutating func acknowledged(_ identifier: UInt16) -> Bool {
-        guard let index = inflight.firstIndex(where: { $0.packetIdentifier == identifier }) else { return false }
-        inflight.remove(at: index)
+        guard let position = inflightPositions.removeValue(forKey: identifier) else { return false }
+        inflight[position - inflightBase] = nil
+        while inflightHead < inflight.count && inflight[inflightHead] == nil { inflightHead += 1 }
+        if inflightHead == inflight.count {
+            inflightBase += inflight.count
+            inflight.removeAll(keepingCapacity: true)
+            inflightHead = 0
+        } else if inflightHead > 64 && inflightHead * 2 > inflight.count {
+            // A PUBACK long outstanding holds the head: drop what lies before it now and then, not on each PUBACK.
+            inflightBase += inflightHead
+            inflight.removeFirst(inflightHead)
+            inflightHead = 0
+        }
         return true
     }
 
     /// The messages to send again on a new connection, in their order, with DUP set (§4.4).
     public func resends() -> [Packet.Publish] {
-        inflight.map { message in
+        inflight[inflightHead...].compactMap { $0 }.map { message in
             var again = message
             again.dup = true
             return again
@@ -88,7 +109,7 @@ public struct ExportQueue: Sendable {
     private mutating func freeIdentifier() -> UInt16 {
         repeat {
             lastIdentifier = lastIdentifier == .max ? 1 : lastIdentifier + 1
-        } while inflight.contains(where: { $0.packetIdentifier == lastIdentifier })
+        } while inflightPositions[lastIdentifier] != nil
         return lastIdentifier
     }
 }

@@ -104,23 +104,46 @@ extension FileDescriptor {
         orFrom other: Int32,
         timeoutMilliseconds: Int32
     ) throws(SystemError) -> (this: Bool, writable: Bool, other: Bool) {
+        let ready = try waitForInput(
+            orOutput: output,
+            orFrom: other,
+            orFrom: -1,
+            timeoutMilliseconds: timeoutMilliseconds
+        )
+        return (ready.this, ready.writable, ready.other)
+    }
+
+    /// Waits with poll(2) as ``waitForInput(orOutput:orFrom:timeoutMilliseconds:)`` does, for input on a third
+    /// descriptor too; -1 for `other` or `third` leaves it out.
+    ///
+    /// - Returns: which are ready; all false when the time ran out.
+    /// - Throws: ``SystemError`` if poll fails (ENOMEM); a signal is not a failure: the wait starts again, whole.
+    public borrowing func waitForInput(
+        orOutput output: Bool,
+        orFrom other: Int32,
+        orFrom third: Int32,
+        timeoutMilliseconds: Int32
+    ) throws(SystemError) -> (this: Bool, writable: Bool, other: Bool, third: Bool) {
         let ready = Int16(POLLIN | POLLHUP | POLLERR)
+        // poll(2) skips an entry whose descriptor is negative.
         var entries = (
             pollfd(fd: rawValue, events: Int16(output ? POLLIN | POLLOUT : POLLIN), revents: 0),
-            pollfd(fd: other, events: Int16(POLLIN), revents: 0)
+            pollfd(fd: other, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: third, events: Int16(POLLIN), revents: 0)
         )
         _ = try withUnsafeMutableBytes(of: &entries) { (raw) throws(SystemError) in
             try retryingSyscall("poll descriptors \(rawValue) and \(other)") {
-                poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeoutMilliseconds)
+                poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), third < 0 ? 2 : 3, timeoutMilliseconds)
             }.completed("poll descriptors \(rawValue) and \(other)")
         }
-        for entry in [entries.0, entries.1] where entry.revents & Int16(POLLNVAL) != 0 {
+        for entry in [entries.0, entries.1, entries.2] where entry.revents & Int16(POLLNVAL) != 0 {
             preconditionFailure("poll of descriptor \(entry.fd) found it closed: this is a bug in Herald")
         }
         return (
             entries.0.revents & ready != 0,
             entries.0.revents & Int16(POLLOUT) != 0,
-            entries.1.revents & ready != 0
+            entries.1.revents & ready != 0,
+            entries.2.revents & ready != 0
         )
     }
 

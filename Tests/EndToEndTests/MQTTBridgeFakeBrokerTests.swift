@@ -268,6 +268,66 @@ final class FakeBrokerSession {
 
     /// The bridge's command line follows every Herald executable's contract: help and version on stdout with
     /// status 0, a usage error on stderr with status 64, before anything connects.
+    /// The broker's socket is read by the Herald's reader thread while heraldd is there, and by the bridge's own I/O
+    /// thread while it is gone: either way the PINGRESPs are read. With a Keep Alive of 2 s the bridge sends PINGREQ
+    /// once a second and gives up on the connection 2 s after one goes unanswered; were the socket left unread
+    /// while heraldd is stopped (4 Keep Alives here), the bridge would connect again. After heraldd is back, a
+    /// message from the broker reaches it, and the keep-alive still holds on the same connection.
+    @Test(.timeLimit(.minutes(3)))
+    func keepAliveHoldsWhileHeralddIsGoneAndAfterItReturns() async throws {
+        let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        let port = try TCPSocket.localPort(of: listener)
+        let host = try await BridgedHost(
+            hostID: "hostK",
+            broker: "mqtt://127.0.0.1:\(port)",
+            exports: [],
+            imports: ["x.**"],
+            extra: ["--keep-alive", "2"]
+        )
+        var restarted: TestDaemon?
+        do {
+            let session = FakeBrokerSession(try await MQTTBridgeTests.accept(listener))
+            try session.accept(sessionPresent: false, properties: Properties())
+            func answerPings(_ count: Int, _ when: String) throws {
+                for index in 1...count {
+                    let ping = try session.next { $0.type == .pingreq }
+                    #expect(ping != nil, "PINGREQ \(index) of \(count) \(when) never came: \(host.bridge.stderr)")
+                    guard ping != nil else { return }
+                    try session.send(.pingresp)
+                }
+            }
+            try answerPings(2, "with heraldd")
+            _ = try await host.daemon.stop()
+            try answerPings(8, "while heraldd was gone")
+            let daemon = try await TestDaemon.start(directory: host.daemon.directory)
+            restarted = daemon
+            let onA = try await Herald.connect(socketPath: daemon.socketPath, options: .init(reconnects: false))
+            let seen = Received(try await onA.notifications(matching: "x.**"))
+            // The bridge's Herald reconnects on its own schedule: publish until one is imported.
+            var sent: UInt16 = 0
+            let arrived = try await eventually(timeout: .seconds(30)) {
+                sent += 1
+                try session.send(.publish(.init(topic: "herald/x/back", payload: Array("{}".utf8))))
+                try await Task.sleep(for: .milliseconds(100))
+                return !seen.named("x.back").isEmpty
+            }
+            #expect(arrived, "nothing from the broker reached the restarted heraldd: \(host.bridge.stderr)")
+            try answerPings(3, "after heraldd came back")
+            #expect(!host.bridge.stderr.contains("did not answer PINGREQ"), "\(host.bridge.stderr)")
+            if let again = try TCPSocket.accept(listener) {
+                again.close()
+                Issue.record("the bridge connected to the broker again: \(host.bridge.stderr)")
+            }
+            await onA.close()
+        } catch {
+            Issue.record(error)
+        }
+        listener.close()
+        await host.bridge.stop()
+        _ = try? await restarted?.stop()
+        _ = try? await host.daemon.stop()
+    }
+
     @Test func answersHelpVersionAndUsageErrorsLikeTheOtherExecutables() async throws {
         let help = try await run("herald-mqtt-bridge", ["--help"])
         #expect(help.status == 0)

@@ -58,6 +58,36 @@ struct ExportQueueTests {
         #expect(resends.map(\.topic) == ["b", "c"])
         #expect(resends.map(\.dup) == [true, true])
     }
+
+    @Test func keepsTheOrderOfTheUnacknowledgedAcrossOutOfOrderPUBACKsAndIdentifierWrap() throws {
+        var queue = ExportQueue(limit: 100_000)
+        // One message held from the start while 70,000 go through out of order: the identifiers wrap past 65,535,
+        // skipping the one still in flight, and the window's front is dropped now and then behind it.
+        queue.enqueue(message("held"))
+        let first = queue.next(maxInflight: 100)
+        let held = try #require(first)
+        var outstanding: [Packet.Publish] = []
+        for index in 0..<70_000 {
+            queue.enqueue(message("m\(index)"))
+            let next = queue.next(maxInflight: 100)
+            let sent = try #require(next)
+            #expect(sent.packetIdentifier != held.packetIdentifier)
+            outstanding.append(sent)
+            if outstanding.count == 3 {
+                // The second, then the first, then the third: not the order they were sent.
+                for position in [1, 0, 2] {
+                    let known = queue.acknowledged(outstanding[position].packetIdentifier)
+                    #expect(known)
+                }
+                outstanding = []
+            }
+        }
+        #expect(queue.inflightCount == 1 + outstanding.count)
+        #expect(queue.resends().map(\.topic) == ["held"] + outstanding.map(\.topic))
+        let known = queue.acknowledged(held.packetIdentifier)
+        #expect(known)
+        #expect(queue.resends().map(\.topic) == outstanding.map(\.topic))
+    }
 }
 
 struct RecentSetTests {
