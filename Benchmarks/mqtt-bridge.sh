@@ -28,6 +28,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 ROUNDS=${ROUNDS:-3} MESSAGES=${MESSAGES:-20000} LAT_MESSAGES=${LAT_MESSAGES:-1000} LAT_RATE=${LAT_RATE:-500}
 QOS=${QOS:-1} IDLE_SECONDS=${IDLE_SECONDS:-60} KEEP_ALIVE=${KEEP_ALIVE:-300}
+# How herald-bench's publisher waits while its window (500) is full: block, asleep until its subscriber's
+# deliveries wake it, as mosquitto_pub waits in poll(2) for its PUBACKs; or sleep, looking every 20 µs as the peers'
+# bench.c does (compare.sh), whose wake-ups take CPU from the path it measures on two cores.
+WINDOW_WAIT=${WINDOW_WAIT:-block}
 # BIN=DIR runs the products already in DIR (an earlier build, for a before/after pair) and builds nothing.
 SWIFT_BIN=${BIN:-$ROOT/.build-bench/release}
 OUT=${OUT:-$ROOT/Benchmarks/build/mqtt-bridge.jsonl}
@@ -164,7 +168,8 @@ herald_run() { # herald_run KIND ARGS...: herald-bench on A's socket, its subscr
     local kind=$1 before after t0 t1 out bench mbefore mafter
     shift
     "$SWIFT_BIN/herald-bench" --workload fanout-1 --socket "$A_SOCK" --subscriber-socket "$B_SOCK" \
-        --label herald-bridge --duration 600 --timeout 90 --drain-ms 3000 "$@" > "$TMP/bench.out" 2>>"$TMP/bench.log" &
+        --label herald-bridge --duration 600 --timeout 90 --drain-ms 3000 --window-wait "$WINDOW_WAIT" "$@" \
+        > "$TMP/bench.out" 2>>"$TMP/bench.log" &
     bench=$!
     PIDS+=("$bench")
     sample_ticks "$A_PID" "$BRIDGE_A_PID" "$BROKER_PID" "$BRIDGE_B_PID" "$B_PID" "$bench"

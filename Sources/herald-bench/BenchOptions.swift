@@ -31,6 +31,8 @@ struct BenchOptions {
     var streamPerName: Bool
     /// Threads of a `Herald.ReaderGroup` that read every subscriber connection; nil: a reader thread each.
     var readerThreads: Int?
+    /// Whether a publisher with a full window sleeps until woken (`--window-wait block`) or looks every 20 µs.
+    var publisherBlocksOnWindow: Bool
 
     static let spec = CommandSpec(
         name: "herald-bench",
@@ -133,6 +135,16 @@ struct BenchOptions {
                     """,
                 defaultDescription: "a reader thread per connection"
             ),
+            OptionSpec(
+                long: "window-wait",
+                valueName: "how",
+                help: """
+                    sleep: a publisher whose window is full looks again every 20 µs, as the harness's bench.c does \
+                    (compare.sh); block: it sleeps until the subscribers' deliveries wake it, as mosquitto_pub waits \
+                    in poll for its PUBACKs (mqtt-bridge.sh).
+                    """,
+                defaultDescription: "sleep"
+            ),
             OptionSpec(long: "version", help: "Show the version."),
         ]
     )
@@ -165,6 +177,7 @@ struct BenchOptions {
         consumersOnReaderThread = (try arguments.choice("consumers", of: ["reader", "pool"]) ?? "reader") == "reader"
         streamPerName = (try arguments.choice("streams", of: ["connection", "name"]) ?? "connection") == "name"
         readerThreads = try arguments.int("reader-threads", range: 1...256)
+        publisherBlocksOnWindow = (try arguments.choice("window-wait", of: ["sleep", "block"]) ?? "sleep") == "block"
     }
 
     /// The workload `name` as this command line shapes it.

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// The counters the harness keeps in shared memory between its processes. Here publishers and subscribers are
@@ -19,8 +20,22 @@ final class SharedCounters: Sendable {
     /// Set when something failed; every loop stops.
     let aborted = Atomic<Bool>(false)
 
-    init(consumers: Int) {
+    /// With `--window-wait block`, one per publisher: where it sleeps until the window has room; empty otherwise.
+    let windowWaits: [WindowWait]
+
+    init(consumers: Int, blockingPublishers: Int = 0) {
         deliveredBy = (0..<max(1, consumers)).map { _ in DeliveryCounter() }
+        windowWaits = (0..<blockingPublishers).map { _ in WindowWait() }
+    }
+
+    /// Called by a consumer after it counted a delivery: wakes each blocked publisher whose window now has room.
+    /// Nothing at all under `--window-wait sleep` (no publisher blocks).
+    func deliveryCounted() {
+        guard !windowWaits.isEmpty else { return }
+        // The count's store before the targets' loads (the publisher stores its target before it loads the
+        // count): one of the two sees the other, so no wake-up is lost.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        for wait in windowWaits { wait.wakeIfReached(self) }
     }
 
     /// Deliveries received so far, over every subscription.
@@ -120,4 +135,45 @@ struct PublisherReport: Sendable {
     /// CPU nanoseconds spent in the publishing loop, summed over its stretches between suspensions.
     var cpuNanoseconds: UInt64 = 0
     var error: String?
+}
+
+/// `--window-wait block`: a publisher whose window is full sleeps on a semaphore until the consumers have received
+/// the deliveries it waits for, as mosquitto_pub waits in poll(2) for its PUBACKs, instead of waking every 20 µs to
+/// look (bench.c's way, the default). On a window-bound path sharing two cores with the processes it measures, the
+/// sleeps' wake-ups took over half of herald-bench's CPU (perf: 58 % of its samples in the scheduler under
+/// nanosleep), CPU the measured path then lacked.
+final class WindowWait: Sendable {
+    /// The count of deliveries the publisher waits for; 0 while it does not wait.
+    private let target = Atomic<UInt64>(0)
+    private let opened = DispatchSemaphore(value: 0)
+
+    /// Wakes the publisher if its target is reached; the consumer that clears the target signals, once.
+    func wakeIfReached(_ counters: SharedCounters) {
+        let target = target.load(ordering: .sequentiallyConsistent)
+        guard target != 0, counters.delivered >= target else { return }
+        if self.target.compareExchange(expected: target, desired: 0, ordering: .sequentiallyConsistent).exchanged {
+            opened.signal()
+        }
+    }
+
+    /// Blocks the calling thread until `counters.delivered` reaches `deliveries`, or for at most `timeout`.
+    ///
+    /// - Returns: whether the deliveries came; false after the timeout.
+    func wait(until deliveries: UInt64, _ counters: SharedCounters, timeout: DispatchTimeInterval) -> Bool {
+        target.store(deliveries, ordering: .sequentiallyConsistent)
+        if counters.delivered >= deliveries {
+            // Come already; unless a consumer cleared the target first, and signals: then that signal is taken.
+            if target.compareExchange(expected: deliveries, desired: 0, ordering: .sequentiallyConsistent).exchanged {
+                return true
+            }
+            opened.wait()
+            return true
+        }
+        if opened.wait(timeout: .now() + timeout) == .success { return true }
+        if target.compareExchange(expected: deliveries, desired: 0, ordering: .sequentiallyConsistent).exchanged {
+            return false
+        }
+        opened.wait()
+        return true
+    }
 }

@@ -32,12 +32,18 @@ struct WorkloadRunner {
     let streamPerName: Bool
     /// Threads of the `Herald.ReaderGroup` that reads every subscriber connection; nil gives each its own.
     let readerThreads: Int?
+    /// Whether a publisher with a full window sleeps until the consumers wake it (``WindowWait``), rather than
+    /// looking every 20 µs as bench.c does.
+    var publisherBlocksOnWindow = false
 
     private static let probeKind: UInt16 = 1
 
     func run() async -> BenchResult {
         let streamsPerConnection = streamPerName ? workload.namesPerSubscriber : 1
-        let counters = SharedCounters(consumers: workload.subscribers * streamsPerConnection)
+        let counters = SharedCounters(
+            consumers: workload.subscribers * streamsPerConnection,
+            blockingPublishers: publisherBlocksOnWindow ? workload.publishers : 0
+        )
         let names = (0..<workload.names).map(Workload.eventName)
         let options = Herald.Options(clientName: "herald-bench")
         var subscriberOptions = options
@@ -81,6 +87,7 @@ struct WorkloadRunner {
                             connection: connection,
                             workload: workload,
                             delivered: delivered,
+                            counters: counters,
                             latency: latency
                         )
                     }
@@ -182,6 +189,7 @@ struct WorkloadRunner {
         connection: Int,
         workload: Workload,
         delivered: DeliveryCounter,
+        counters: SharedCounters,
         latency: ConnectionLatency
     ) async -> StreamTally {
         var tally = StreamTally()
@@ -212,8 +220,53 @@ struct WorkloadRunner {
             latencies.record(now > header.sent ? now - header.sent : 0, into: latency)
             tally.lastReceive = now
             delivered.add()
+            counters.deliveryCounted()
         }
         return tally
+    }
+
+    /// bench.c's window wait: looks every 20 µs until at most half the window is outstanding.
+    ///
+    /// - Returns: false when no delivery came for 2 s (stalled).
+    private static func lookUntilTheWindowHasRoom(limit: Int64, counters: SharedCounters) -> Bool {
+        // bench.c's publisher runs with a timer slack of 1 ns (prctl PR_SET_TIMERSLACK), so its 20 µs sleeps
+        // last about 20 µs; with the default 50 µs slack they lasted 70-90 µs here, and a window-bound run
+        // (fan-out 1) measured that wait instead of the library. Per thread, and this task may have moved
+        // to another thread since its last wait, so it is set for each wait, a syscall per window.
+        SystemClock.setTimerSlack(nanoseconds: 1)
+        var seen = counters.delivered
+        var seenAt = SystemClock.monotonicNanoseconds()
+        while counters.outstanding > limit / 2 && !counters.aborted.load(ordering: .acquiring) {
+            // bench.c's sleep_ns(20000), blocking this thread as bench.c blocks its publisher process: a
+            // `Task.sleep` goes through libdispatch's timer thread (timerfd, epoll) and a wake-up of a pool
+            // thread per wait, which perf put at 12 % of herald-bench fan-out 1's samples: the harness's
+            // cost, not the library's.
+            SystemClock.sleep(nanoseconds: 20_000)
+            let delivered = counters.delivered
+            let now = SystemClock.monotonicNanoseconds()
+            if delivered != seen {
+                seen = delivered
+                seenAt = now
+            } else if now - seenAt > 2_000_000_000 {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// `--window-wait block`: sleeps until the deliveries that bring the window down to half have come.
+    ///
+    /// - Returns: false when no delivery came for 2 s (stalled).
+    private static func sleepUntilTheWindowHasRoom(_ wait: WindowWait, limit: Int64, counters: SharedCounters) -> Bool {
+        var seen = counters.delivered
+        while counters.outstanding > limit / 2 && !counters.aborted.load(ordering: .acquiring) {
+            let needed = counters.expected.load(ordering: .acquiring) &- UInt64(limit / 2)
+            if wait.wait(until: needed, counters, timeout: .seconds(2)) { continue }
+            let delivered = counters.delivered
+            if delivered == seen { return false }
+            seen = delivered
+        }
+        return true
     }
 
     /// The calling thread's CPU time since `stretch`, or 0 if its clock reads less (a stretch begun on another
@@ -259,28 +312,15 @@ struct WorkloadRunner {
             if limit > 0 && counters.isOutstanding(moreThan: limit, known: &known) {
                 // The wait counts as the publisher's CPU, as bench.c's cpu_pub_ns counts its publisher's whole loop:
                 // it blocks this thread, so the stretch goes on through it.
-                // bench.c's publisher runs with a timer slack of 1 ns (prctl PR_SET_TIMERSLACK), so its 20 µs sleeps
-                // last about 20 µs; with the default 50 µs slack they lasted 70-90 µs here, and a window-bound run
-                // (fan-out 1) measured that wait instead of the library. Per thread, and this task may have moved
-                // to another thread since its last wait, so it is set for each wait, a syscall per window.
-                SystemClock.setTimerSlack(nanoseconds: 1)
-                var seen = counters.delivered
-                var seenAt = SystemClock.monotonicNanoseconds()
-                while counters.outstanding > limit / 2 && !counters.aborted.load(ordering: .acquiring) {
-                    // bench.c's sleep_ns(20000), blocking this thread as bench.c blocks its publisher process: a
-                    // `Task.sleep` goes through libdispatch's timer thread (timerfd, epoll) and a wake-up of a pool
-                    // thread per wait, which perf put at 12 % of herald-bench fan-out 1's samples: the harness's
-                    // cost, not the library's.
-                    SystemClock.sleep(nanoseconds: 20_000)
-                    let delivered = counters.delivered
-                    let now = SystemClock.monotonicNanoseconds()
-                    if delivered != seen {
-                        seen = delivered
-                        seenAt = now
-                    } else if now - seenAt > 2_000_000_000 {
-                        counters.stalled.store(true, ordering: .releasing)
-                        break sending
+                let waited =
+                    if let wait = counters.windowWaits.dropFirst(publisher).first {
+                        Self.sleepUntilTheWindowHasRoom(wait, limit: limit, counters: counters)
+                    } else {
+                        Self.lookUntilTheWindowHasRoom(limit: limit, counters: counters)
                     }
+                guard waited else {
+                    counters.stalled.store(true, ordering: .releasing)
+                    break sending
                 }
             }
             let topic = workload.topic(ofMessage: index, from: publisher)

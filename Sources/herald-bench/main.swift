@@ -16,7 +16,7 @@ await runMain(BenchOptions.spec, version: "herald-bench 0.1.0", options: BenchOp
         var allOK = true
         for name in names {
             let workload = options.workload(name)
-            let runner = WorkloadRunner(
+            var runner = WorkloadRunner(
                 workload: workload,
                 socketPath: options.socketPath,
                 subscriberSocketPath: options.subscriberSocketPath,
@@ -28,6 +28,7 @@ await runMain(BenchOptions.spec, version: "herald-bench 0.1.0", options: BenchOp
                 streamPerName: options.streamPerName,
                 readerThreads: options.readerThreads
             )
+            runner.publisherBlocksOnWindow = options.publisherBlocksOnWindow
             let result = await runner.run()
             allOK = allOK && result.isOK
             Terminal.writeStdout(result.json + "\n")

@@ -35,6 +35,31 @@ import Testing
         #expect(((object["broker_cpu_pct"] as? NSNumber)?.doubleValue ?? -1) >= 0)
     }
 
+    /// `--window-wait block`: publishers whose window is full sleep until the consumers wake them. Many windows fill
+    /// (20,000 messages against a window of 500 deliveries), and each is woken: a lost wake-up would stall the run
+    /// for 2 s a time and end it not ok.
+    @Test(arguments: [("fanout-1", 1, 20_000), ("named", 3, 6_000)])
+    func blockedPublishersAreWokenAndDeliverEveryMessage(workload: String, publishers: Int, messages: Int)
+        async throws
+    {
+        let daemon = try await TestDaemon.start()
+        let result = try await run(
+            "herald-bench",
+            [
+                "--workload", workload, "--socket", daemon.socketPath, "--messages", String(messages),
+                "--duration", "60", "--publishers", String(publishers), "--window-wait", "block",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let line = try #require(result.stdoutLines.first)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["messages_sent"] as? Int == messages)
+        #expect(object["delivered"] as? Int == object["expected"] as? Int)
+        #expect(object["lost"] as? Int == 0)
+        #expect(object["ok"] as? Bool == true, "\(line)")
+    }
+
     /// Several posting tasks on one connection, and one connection each: every message of every publisher arrives,
     /// exactly once, and the line says how the publishers were spread.
     @Test(arguments: [(1, "connection"), (3, "connection"), (3, "name")])
