@@ -101,7 +101,7 @@ let package = Package(
         // The MQTT bridge as a library: its options, the export queue, the broker connection and the loop.
         .target(
             name: "HeraldMQTTBridge",
-            dependencies: ["Herald", "HeraldMQTT", "HeraldPosix", "HeraldCommandLine"],
+            dependencies: ["HeraldCore", "HeraldMQTT", "HeraldPosix", "HeraldCommandLine"],
             swiftSettings: strict
         ),
         .executableTarget(name: "herald-mqtt-bridge", dependencies: ["HeraldMQTTBridge"], swiftSettings: strict),

@@ -1,4 +1,4 @@
-import Herald
+import HeraldCore
 import HeraldMQTT
 
 /// What comes from the broker, and what the bridge publishes to it: subscriptions, presence, the export queue's

@@ -1,4 +1,4 @@
-import Herald
+import HeraldCore
 import HeraldMQTT
 
 /// Herald → MQTT: which local posts are exported, and how.

@@ -1,4 +1,4 @@
-import Herald
+import HeraldCore
 import HeraldMQTT
 
 /// MQTT → Herald: which messages from the broker are posted here, and how.

@@ -1,6 +1,5 @@
-import Foundation
-public import Herald
 public import HeraldCommandLine
+public import HeraldCore
 import HeraldMQTT
 public import HeraldPosix
 

@@ -1,4 +1,4 @@
-import Herald
+import HeraldCore
 import HeraldMQTT
 import HeraldPosix
 

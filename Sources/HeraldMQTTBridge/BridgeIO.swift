@@ -1,5 +1,4 @@
-import Foundation
-import Herald
+import HeraldCore
 import HeraldMQTT
 import HeraldPosix
 import Synchronization
@@ -105,11 +104,9 @@ final class BridgeIO: Sendable {
         self.box = box
         self.onEvent = onEvent
         self.herald = herald
-        let thread = Thread { [self] in
-            ThreadName.setCurrent("mqtt-io")
+        DetachedThread.start(name: "mqtt-io") { [self] in
             serve()
         }
-        thread.start()
     }
 
     // MARK: From the bridge's loop
@@ -124,8 +121,7 @@ final class BridgeIO: Sendable {
             shared.pending = []
             shared.failure = nil
         }
-        let thread = Thread { [self] in
-            ThreadName.setCurrent("mqtt-connect")
+        DetachedThread.start(name: "mqtt-connect") { [self] in
             do {
                 let socket = try TCPSocket.connect(resolving: settings.host, port: settings.port)
                 try socket.setNonBlocking(true)
@@ -134,7 +130,6 @@ final class BridgeIO: Sendable {
                 command(.failed(generation: generation, "cannot connect: \(error)"))
             }
         }
-        thread.start()
     }
 
     /// Writes `bytes` to connection `generation` now, as far as the socket takes them without blocking; the rest is

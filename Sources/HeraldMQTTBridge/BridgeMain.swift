@@ -1,10 +1,24 @@
-import Foundation
-import Herald
 import HeraldCommandLine
+import HeraldCore
 import HeraldPosix
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `herald-mqtt-bridge`: parses the command line, connects to heraldd, and runs the bridge.
 public enum BridgeMain {
+    /// Runs the bridge on a thread of its own and never returns: the process exits through ``run(arguments:)``.
+    ///
+    /// Called from a synchronous `main.swift` (``runOnOwnThread(_:)``): an `await` at top level would run the
+    /// bridge's first steps on the global concurrent executor, whose libdispatch worker pool, once started, wakes the
+    /// process every second for good.
+    public static func start(arguments: [String]) -> Never {
+        runOnOwnThread { await run(arguments: arguments) }
+    }
+
     /// Runs the bridge and exits the process, through HeraldCommandLine's ``runMain(_:version:arguments:options:run:)``
     /// as every Herald executable: `--help` and `--version` on stdout with 0, a usage error on stderr with 64; then
     /// 69 when the daemon is unavailable, and 1 for anything else that stops it.

@@ -1,4 +1,5 @@
 import HeraldMQTTBridge
 
-// herald-mqtt-bridge: the bridge lives in the HeraldMQTTBridge library, where its parts are tested.
-await BridgeMain.run(arguments: Array(CommandLine.arguments.dropFirst()))
+// herald-mqtt-bridge: the bridge lives in the HeraldMQTTBridge library, where its parts are tested. Synchronous on
+// purpose: see BridgeMain.start.
+BridgeMain.start(arguments: Array(CommandLine.arguments.dropFirst()))
