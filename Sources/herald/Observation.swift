@@ -112,11 +112,9 @@ struct Observation: Sendable {
             }
             if let deadline {
                 group.addTask {
-                    do {
-                        try await Task.sleep(until: deadline, clock: .continuous)
-                    } catch {
-                        return nil
-                    }
+                    // Not Task.sleep: its timer would start libdispatch's worker pool, which then wakes the
+                    // process once a second (ThreadTimer).
+                    guard await ThreadTimer.sleep(for: ContinuousClock.now.duration(to: deadline)) else { return nil }
                     return .timedOut
                 }
             }

@@ -10,20 +10,23 @@ import Testing
 /// (`runOnOwnThread`), and reads its signals from a pipe, so the global executor's worker pool, whose monitor wakes a
 /// process once a second for good, is never started. Before, each of these woke 10 times in 10 s.
 @Suite struct HeraldCLIIdleTests {
-    @Test(.timeLimit(.minutes(3)), arguments: ["observe", "wait", "monitor"])
+    @Test(.timeLimit(.minutes(3)), arguments: ["observe", "wait", "monitor", "wait-timeout", "observe-timeout"])
     func aWaitingCommandDoesNotWakeAtAll(command: String) async throws {
         let daemon = try await TestDaemon.start()
         let arguments: [String] =
             switch command {
             case "observe": ["observe", "idle.**"]
             case "wait": ["wait", "idle.never"]
+            // A timeout pending all along: its timer must not wake the process either.
+            case "wait-timeout": ["wait", "--timeout", "600", "idle.never"]
+            case "observe-timeout": ["observe", "--timeout", "600", "idle.**"]
             default: ["monitor"]
             }
         let process = try await CLI.startSubscribed(arguments, daemon: daemon)
         // Work first, so the quiet comes after the command has handled a post (or, for wait, seen one that is not
         // the one it waits for).
         try await CLI.post(["idle.first", "n=1"], daemon: daemon)
-        if command != "wait" {
+        if !command.hasPrefix("wait") {
             try await process.waitForStdoutLine(containing: "idle.first")
         }
         let windows = try await Self.quietWindow(of: process.pid)
