@@ -76,9 +76,12 @@ struct PluginShutdownTests {
         let exitedAfter = clock.now - signalled
         print("SIGTERM with a plugin ignoring it: heraldd exited after \(exitedAfter)")
         #expect(daemonGone)
-        // It waited for the SIGKILL deadline, and not much longer.
+        // It waited for the SIGKILL deadline, and not much longer: 5 s when the test runs alone (.ci/run,
+        // HERALD_TEST_ALONE=1); in the whole parallel run, on two cores shared with a thousand tests, 5.36 s was
+        // seen, so there the bound only catches a daemon that waits for no deadline at all.
+        let alone = ProcessInfo.processInfo.environment["HERALD_TEST_ALONE"] == "1"
         #expect(exitedAfter >= .milliseconds(1900))
-        #expect(exitedAfter < .seconds(5))
+        #expect(exitedAfter < .seconds(alone ? 5 : 7))
         #expect(try await daemon.process.waitForExit(timeout: .seconds(15)) == 0)
         #expect(PluginProbe.isGone(stubbornPID))
         #expect(PluginProbe.isGone(politePID))
