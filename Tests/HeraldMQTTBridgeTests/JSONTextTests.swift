@@ -1,5 +1,5 @@
 import Foundation
-import Herald
+import HeraldCore
 import Testing
 
 @testable import HeraldMQTTBridge
