@@ -36,10 +36,14 @@ import Testing
     }
 
     /// `--window-wait block`: publishers whose window is full sleep until the consumers wake them. Many windows fill
-    /// (20,000 messages against a window of 500 deliveries), and each is woken: a lost wake-up would stall the run
-    /// for 2 s a time and end it not ok.
+    /// (20,000 messages against a window of 500 deliveries), and every message arrives; a wait that no delivery
+    /// ends ends the run as stalled, not ok.
     @Test(arguments: [("fanout-1", 1, 20_000), ("named", 3, 6_000)])
-    func blockedPublishersAreWokenAndDeliverEveryMessage(workload: String, publishers: Int, messages: Int)
+    func blockedPublishersAreWokenAndDeliverEveryMessage(
+        workload: String,
+        publishers: Int,
+        messages: Int
+    )
         async throws
     {
         let daemon = try await TestDaemon.start()
