@@ -32,6 +32,36 @@ func percentile(_ values: [Double], _ fraction: Double) -> Double {
     return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
 }
 
+/// An MPRIS player's PropertiesChanged with its playback status and title, as the bridge's players source reads it.
+func playerChanged(title: String, status: String) throws -> DBusMessage {
+    try DBusMessage.signal(
+        path: "/org/mpris/MediaPlayer2",
+        interface: "org.freedesktop.DBus.Properties",
+        member: "PropertiesChanged",
+        body: [
+            .string("org.mpris.MediaPlayer2.Player"),
+            .dictionary(
+                key: .string,
+                value: .variant,
+                [
+                    (.string("PlaybackStatus"), .variant(.string(status))),
+                    (
+                        .string("Metadata"),
+                        .variant(
+                            .dictionary(
+                                key: .string,
+                                value: .variant,
+                                [(.string("xesam:title"), .variant(.string(title)))]
+                            )
+                        )
+                    ),
+                ]
+            ),
+            .array(.string, []),
+        ]
+    )
+}
+
 switch mode {
 case "decode":
     let iterations = number ?? 200_000
@@ -201,32 +231,7 @@ case "bridge":
     var latencies: [Double] = []
     for index in 0..<(count + warmup) {
         let text = "t\(index)"
-        let message = try DBusMessage.signal(
-            path: "/org/mpris/MediaPlayer2",
-            interface: "org.freedesktop.DBus.Properties",
-            member: "PropertiesChanged",
-            body: [
-                .string("org.mpris.MediaPlayer2.Player"),
-                .dictionary(
-                    key: .string,
-                    value: .variant,
-                    [
-                        (.string("PlaybackStatus"), .variant(.string("Playing"))),
-                        (
-                            .string("Metadata"),
-                            .variant(
-                                .dictionary(
-                                    key: .string,
-                                    value: .variant,
-                                    [(.string("xesam:title"), .variant(.string(text)))]
-                                )
-                            )
-                        ),
-                    ]
-                ),
-                .array(.string, []),
-            ]
-        )
+        let message = try playerChanged(title: text, status: "Playing")
         // The first signals may come before the bridge has seen the player appear: sent again until one lands.
         var start = SystemClock.monotonicNanoseconds()
         try player.send(message)
@@ -260,37 +265,9 @@ case "flood":
         member: "RequestName",
         [.string("org.mpris.MediaPlayer2.flood"), .uint32(4)]
     )
-    func change(_ title: String, _ status: String) throws -> DBusMessage {
-        try DBusMessage.signal(
-            path: "/org/mpris/MediaPlayer2",
-            interface: "org.freedesktop.DBus.Properties",
-            member: "PropertiesChanged",
-            body: [
-                .string("org.mpris.MediaPlayer2.Player"),
-                .dictionary(
-                    key: .string,
-                    value: .variant,
-                    [
-                        (.string("PlaybackStatus"), .variant(.string(status))),
-                        (
-                            .string("Metadata"),
-                            .variant(
-                                .dictionary(
-                                    key: .string,
-                                    value: .variant,
-                                    [(.string("xesam:title"), .variant(.string(title)))]
-                                )
-                            )
-                        ),
-                    ]
-                ),
-                .array(.string, []),
-            ]
-        )
-    }
     // Two messages built once, alternating, and a last one of its own: the sender's cost is the bus's, not encoding.
-    let messages = [try change("a", "Playing"), try change("b", "Paused")]
-    let last = try change("last", "Playing")
+    let messages = [try playerChanged(title: "a", status: "Playing"), try playerChanged(title: "b", status: "Paused")]
+    let last = try playerChanged(title: "last", status: "Playing")
     // Wait until the bridge follows the player.
     while try await herald.retainedValue(of: "media.player.flood") == nil {
         try player.send(messages[0])
