@@ -51,7 +51,7 @@ import Testing
 
     @Test func anUnansweredRequestTimesOutAndTheConnectionRecovers() async throws {
         try await withDaemon { daemon in
-            let herald = try await Herald.connect(
+            let herald = try await connectDespiteAShortTimeout(
                 socketPath: daemon.socketPath,
                 options: Herald.Options(requestTimeout: .milliseconds(300))
             )

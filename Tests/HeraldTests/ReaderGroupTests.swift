@@ -202,7 +202,7 @@ import Testing
     @Test(arguments: [false, true])
     func aDaemonThatStopsReadingFailsTheConnectionAfterTheTimeout(inGroup: Bool) async throws {
         try await withDaemon { daemon in
-            let publisher = try await Herald.connect(
+            let publisher = try await connectDespiteAShortTimeout(
                 socketPath: daemon.socketPath,
                 options: Herald.Options(
                     clientName: "publisher",

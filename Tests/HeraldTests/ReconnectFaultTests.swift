@@ -1,5 +1,6 @@
 import Foundation
 import HeraldTestSupport
+import Synchronization
 import Testing
 
 @testable import Herald
@@ -123,10 +124,14 @@ import Testing
     @Test func anAttemptWhoseWillGoesUnansweredClosesItsConnection() async throws {
         let directory = TemporaryDirectory()
         let path = directory.file("socket")
-        // Connection 0 is healthy; every later one answers HELLO and then goes silent, so the WILL times out.
-        let standIn = try StandInDaemon(socketPath: path) { index in index == 0 ? .healthy : .silentAfterFrames(1) }
+        // The connection Herald.connect returns is healthy; every later one answers HELLO and then goes silent, so
+        // the WILL times out.
+        let silent = Atomic(false)
+        let standIn = try StandInDaemon(socketPath: path) { _ in
+            silent.load(ordering: .acquiring) ? .silentAfterFrames(1) : .healthy
+        }
         defer { standIn.stop() }
-        let herald = try await Herald.connect(
+        let herald = try await connectDespiteAShortTimeout(
             socketPath: path,
             options: Herald.Options(
                 clientName: "fault",
@@ -135,9 +140,11 @@ import Testing
             )
         )
         let executor = herald.connection.executor.resources
+        silent.store(true, ordering: .releasing)
+        let connected = standIn.accepted
         standIn.dropConnections()
         // Three failed attempts after the first connection (six took over 60 s in a whole parallel run on two cores).
-        #expect(try await eventually(timeout: .seconds(120)) { standIn.accepted >= 4 })
+        #expect(try await eventually(timeout: .seconds(120)) { standIn.accepted >= connected + 3 })
         // Each failed attempt closed its connection: the stand-in saw them end, and the Herald holds one dead
         // connection and at most the attempt under way.
         #expect(standIn.openConnections <= 1, "\(standIn.openConnections) connections left open")
