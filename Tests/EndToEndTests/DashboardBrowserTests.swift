@@ -14,7 +14,7 @@ struct DashboardBrowserTests {
             ?? SessionTools.repositoryRoot + "/.build/artifacts"
     }
 
-    @Test(.requires("chromium"), .timeLimit(.minutes(5)))
+    @Test(.requires("chromium"), .hangGuard)
     func thePageShowsNamesAndLivePostsAndItsButtonStopsAPlugin() async throws {
         let bed = try PluginBed()
         let script = try bed.script("sleeper", "exec sleep 1000")

@@ -91,7 +91,7 @@ struct DashboardLoadTests {
     @Test(
         .enabled(if: enabled, "a measurement: run it with Benchmarks/dashboard-load.sh (HERALD_DASHBOARD_LOAD=1)"),
         .requires("chromium"),
-        .timeLimit(.minutes(6))
+        .hangGuard
     )
     func tenThousandPostsASecondForTenSecondsWithThePageOpen() async throws {
         let rate = Int(ProcessInfo.processInfo.environment["RATE"] ?? "") ?? 10_000

@@ -12,7 +12,7 @@ import Glibc
 /// bounded"): past 256 KiB waiting, its stream ends with a `dropped` event that says why, as the chat server drops a
 /// listener that stopped reading, and the dashboard goes on serving.
 @Suite struct DashboardStreamTests {
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangGuard)
     func aPageThatStopsReadingItsStreamIsDroppedWithAMessage() async throws {
         let daemon = try await TestDaemon.start()
         let dashboard = try await DashboardProcess.start(daemon)

@@ -10,7 +10,7 @@ import Testing
 /// (`runOnOwnThread`), and reads its signals from a pipe, so the global executor's worker pool, whose monitor wakes a
 /// process once a second for good, is never started. Before, each of these woke 10 times in 10 s.
 @Suite struct HeraldCLIIdleTests {
-    @Test(.timeLimit(.minutes(3)), arguments: ["observe", "wait", "monitor", "wait-timeout", "observe-timeout"])
+    @Test(.hangGuard, arguments: ["observe", "wait", "monitor", "wait-timeout", "observe-timeout"])
     func aWaitingCommandDoesNotWakeAtAll(command: String) async throws {
         let daemon = try await TestDaemon.start()
         let arguments: [String] =
@@ -36,7 +36,7 @@ import Testing
         _ = try await daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangGuard)
     func anIdleDashboardDoesNotWakeAtAll() async throws {
         let daemon = try await TestDaemon.start()
         let dashboard = try await DashboardProcess.start(daemon)

@@ -78,7 +78,7 @@ final class FakeBrokerSession {
     /// A QoS 1 message the broker never acknowledged is sent again on the next connection, with DUP set and the
     /// same Packet Identifier (§4.4); a message larger than the broker's Maximum Packet Size is never sent, and is
     /// counted as tooLarge in the bridge's state.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.hangGuard)
     func unacknowledgedQoS1IsResentWithDUPAndTheTooLargeNeverSent() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: listener)
@@ -151,7 +151,7 @@ final class FakeBrokerSession {
     /// sends 120 messages of 8 KiB: the bridge's posts fill heraldd's socket, then the library's outgoing buffer;
     /// the bridge is SIGKILLed, heraldd resumes, and every message the bridge acknowledged must arrive. Acknowledging
     /// once `post` returned (queued, not written) loses those still in the bridge's buffer.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.hangGuard)
     func everyAcknowledgedQoS1MessageSurvivesAKillOfTheBridge() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: listener)
@@ -209,7 +209,7 @@ final class FakeBrokerSession {
     /// A broker that sends QoS 0 messages faster than the bridge posts them: past --queue-limit they are dropped as
     /// they are read, and counted exactly (what arrived plus what was dropped is what was sent); QoS 1 is never
     /// dropped, and the bridge stays up.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.hangGuard)
     func qos0FloodPastTheImportBoundIsDroppedAndCountedExactly() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: listener)
@@ -273,7 +273,7 @@ final class FakeBrokerSession {
     /// once a second and gives up on the connection 2 s after one goes unanswered; were the socket left unread
     /// while heraldd is stopped (4 Keep Alives here), the bridge would connect again. After heraldd is back, a
     /// message from the broker reaches it, and the keep-alive still holds on the same connection.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangGuard)
     func keepAliveHoldsWhileHeralddIsGoneAndAfterItReturns() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: listener)

@@ -143,7 +143,7 @@ final class RawMQTTClient: @unchecked Sendable {
         return (out, back)
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func theBridgeSurvivesAFloodOfRetainedInvalidAndLargeMessagesWithBothDirectionsWorking() async throws {
         // No limit on mosquitto's queues, so that every message the remote sends reaches the bridge and the counts
         // can be checked against what was sent.
@@ -252,7 +252,7 @@ final class RawMQTTClient: @unchecked Sendable {
 
     /// heraldd's own bound below the bridge's: heraldd refuses retained imports past it, the bridge counts each
     /// refusal by its code, and both directions go on.
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func heralddsRefusalsOfImportsAreCountedByCodeAndTheBridgeGoesOn() async throws {
         let broker = try await TestBroker(extraConfiguration: "max_queued_messages 0\n")
         let host = try await BridgedHost(
@@ -298,7 +298,7 @@ final class RawMQTTClient: @unchecked Sendable {
         await broker.process.stop()
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func payloadsCrossByteForByteWithTheOriginAsMetadata() async throws {
         let broker = try await TestBroker()
         let host = try await BridgedHost(hostID: "A", broker: broker.url, exports: ["out.**"], imports: ["in.**"])

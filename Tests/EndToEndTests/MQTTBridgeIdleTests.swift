@@ -40,7 +40,7 @@ import Testing
     /// With a Keep Alive longer than the window (the only deadline an idle connection has is its PINGREQ, at half
     /// the Keep Alive), a window of 5 s passes with no wake-up of the bridge's threads, after it has bridged a post
     /// each way.
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func anIdleBridgeDoesNotWakeAtAll() async throws {
         let broker = try await TestBroker()
         let a = try await BridgedHost(

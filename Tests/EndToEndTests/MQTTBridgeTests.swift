@@ -159,7 +159,7 @@ final class Received: Sendable {
         await broker.process.stop()
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func postOnAReachesBOnceWithItsOriginAndDoesNotComeBack() async throws {
         try await withTwoHosts(a: (["build.**"], ["build.**"]), b: (["build.**"], ["build.**"])) { a, b in
             let onA = try await a.connect()
@@ -193,7 +193,7 @@ final class Received: Sendable {
         }
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func postsMatchingDifferentOrOverlappingExportsReachBOnceInTheirOrder() async throws {
         // a.x matches two of A's exports; a.* and b.* posts come in turn, as fast as one connection posts them.
         try await withTwoHosts(a: (["a.*", "b.*", "a.x"], []), b: ([], ["a.*", "b.*"])) { a, b in
@@ -220,7 +220,7 @@ final class Received: Sendable {
         }
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func retainedValueSetOnAIsReadOnBAndClearingItClearsIt() async throws {
         try await withTwoHosts(a: (["build.**"], []), b: ([], ["build.**"])) { a, b in
             let onA = try await a.connect()
@@ -249,7 +249,7 @@ final class Received: Sendable {
         }
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func sigkillOfABridgeTurnsItsHostOfflineOnTheOtherHost() async throws {
         try await withTwoHosts(a: (["x.**"], []), b: ([], ["x.**"])) { a, b in
             let onB = try await b.connect()
@@ -268,7 +268,7 @@ final class Received: Sendable {
         }
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(3)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func threeHostsBridgingEverythingDeliverEveryPostOnceInOrder() async throws {
         let broker = try await TestBroker()
         var hosts: [BridgedHost] = []
@@ -325,7 +325,7 @@ final class Received: Sendable {
     /// bridge never sets it), so B's subscription holds what A sends whether or not B is back yet. What
     /// waited in A's queue is delivered once and in order, and the drop counter is exactly what the bound dropped:
     /// 200 of the 300 posted while the broker was away with a queue of 100, none with a queue of 1,000.
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(3)), arguments: [(100, 200), (1000, 0)])
+    @Test(.requires("mosquitto"), .hangGuard, arguments: [(100, 200), (1000, 0)])
     func brokerRestartLosesNothingQueuedAndCountsExactlyWhatTheQueueDropped(
         queueLimit: Int,
         dropped: Int
@@ -391,7 +391,7 @@ final class Received: Sendable {
         await broker.process.stop()
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func bridgeReconnectsToARestartedHeralddAndSubscribesAgain() async throws {
         let broker = try await TestBroker()
         let a = try await BridgedHost(hostID: "hostA", broker: broker.url, exports: ["build.**"], imports: [])
@@ -429,7 +429,7 @@ final class Received: Sendable {
         await broker.process.stop()
     }
 
-    @Test(.requires("mosquitto"), .timeLimit(.minutes(5)))
+    @Test(.requires("mosquitto"), .hangGuard)
     func heralddRunsTheBridgeAsAPluginAndBringsItsHostBackOnlineAfterSIGKILL() async throws {
         let broker = try await TestBroker()
         let b = try await BridgedHost(hostID: "hostB", broker: broker.url, exports: [], imports: ["x.**"])
@@ -479,7 +479,7 @@ final class Received: Sendable {
 
     /// A fake broker that answers CONNECT with malformed packets: the bridge must disconnect with the reason code,
     /// log it, and connect again, without crashing.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.hangGuard)
     func hostileBrokerGetsADisconnectAndARetryNotACrash() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: listener)
@@ -522,7 +522,7 @@ final class Received: Sendable {
     /// A broker that accepts the connection and then says nothing: without CONNACK the bridge gives up after its
     /// Keep Alive; after CONNACK it sends PINGREQ after half its Keep Alive, gives up after a whole one without
     /// PINGRESP, and connects again.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.hangGuard)
     func silentBrokerIsLeftAfterTheKeepAliveAndRetried() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         let port = try TCPSocket.localPort(of: listener)

@@ -7,7 +7,7 @@ import Testing
 /// the log is written through a shared mapping, where a store past the file's new end raises SIGBUS. heraldd goes
 /// on, says so, and writes the file again from its own state, so a restart after that loses nothing.
 @Suite struct StateCutShortTests {
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangGuard)
     func aStateFileCutShortByAnotherProcessIsWrittenAgain() async throws {
         let directory = TemporaryDirectory()
         let path = directory.file("state.log")

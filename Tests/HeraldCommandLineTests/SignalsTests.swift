@@ -5,7 +5,7 @@ import Testing
 @Suite struct SignalsTests {
     /// A signal raised after `stream` reaches it, through the pipe and the `signals` thread, and the process goes on.
     /// SIGWINCH: ignored by default, so nothing else in the test process minds its handler.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aSignalArrivesInTheStreamAndTheProcessGoesOn() async throws {
         let signals = Signals.stream([SIGWINCH])
         var iterator = signals.makeAsyncIterator()
