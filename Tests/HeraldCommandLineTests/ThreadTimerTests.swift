@@ -19,8 +19,9 @@ import Testing
         let timer = Task { await ThreadTimer.sleep(for: .seconds(3600)) }
         timer.cancel()
         #expect(await timer.value == false)
-        // An hour's timer, cancelled: back long before the hour (well within the test's minute).
-        #expect(clock.now - start < .seconds(30))
+        // An hour's timer, cancelled: back long before the hour. The bound is loose because it counts the task's
+        // wait for the shared pool, which took 31 s in a whole parallel run on two cores kept busy elsewhere too.
+        #expect(clock.now - start < .seconds(300))
         // Cancelled before it even began.
         let early = Task {
             withUnsafeCurrentTask { $0?.cancel() }

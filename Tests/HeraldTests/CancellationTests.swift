@@ -12,7 +12,7 @@ import Testing
         try await withDaemon { daemon in
             let herald = try await Herald.connect(
                 socketPath: daemon.socketPath,
-                options: Herald.Options(clientName: "cancel", requestTimeout: .seconds(30))
+                options: Herald.Options(clientName: "cancel", requestTimeout: .seconds(300))
             )
             daemon.process.signal(SIGSTOP)
             let payload = [UInt8](repeating: 0x61, count: 16_000)
@@ -36,7 +36,8 @@ import Testing
             daemon.process.signal(SIGCONT)
             #expect(error?.code == .cancelled)
             // The 100 ms holds alone; a whole parallel run on two cores, with other builds beside it, took
-            // 134 ms. The old code waited out the 30 s request timeout.
+            // 134 ms. The old code waited out the request timeout, here 300 s (30 s ran out in a loaded run while the
+            // test waited for its own task, with the daemon still stopped).
             #expect(returnedAt - cancelledAt < .seconds(1), "returned \(returnedAt - cancelledAt) after")
             try await herald.flush()
             #expect(herald.isConnected)
@@ -48,7 +49,7 @@ import Testing
         try await withDaemon { daemon in
             let herald = try await Herald.connect(
                 socketPath: daemon.socketPath,
-                options: Herald.Options(clientName: "cancel", requestTimeout: .seconds(30))
+                options: Herald.Options(clientName: "cancel", requestTimeout: .seconds(300))
             )
             daemon.process.signal(SIGSTOP)
             let clock = ContinuousClock()
@@ -69,7 +70,8 @@ import Testing
             daemon.process.signal(SIGCONT)
             #expect(error?.code == .cancelled)
             // The 100 ms holds alone; a whole parallel run on two cores, with other builds beside it, took
-            // 134 ms. The old code waited out the 30 s request timeout.
+            // 134 ms. The old code waited out the request timeout, here 300 s (30 s ran out in a loaded run while the
+            // test waited for its own task, with the daemon still stopped).
             #expect(returnedAt - cancelledAt < .seconds(1), "returned \(returnedAt - cancelledAt) after")
             try await herald.flush()
             await herald.close()
