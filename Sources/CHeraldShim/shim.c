@@ -603,6 +603,10 @@ int herald_tcp_set_nodelay(int fd) {
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+int herald_socket_set_send_buffer(int fd, int bytes) {
+    return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+}
+
 int herald_tcp_peer_address(int fd, char *buffer, size_t length) {
     struct sockaddr_storage address;
     socklen_t address_length = sizeof address;

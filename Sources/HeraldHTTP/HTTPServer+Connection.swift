@@ -275,6 +275,13 @@ extension HTTPServer {
             startClosing(connection)
         case .stream(let head):
             configuration.logger.debug("connection \(connection.id): \(request.method) \(request.target) stream")
+            if let bytes = configuration.streamSendBuffer {
+                do throws(SystemError) {
+                    try TCPSocket.setSendBuffer(connection.socket, bytes: bytes)
+                } catch {
+                    configuration.logger.warning("connection \(connection.id): \(error); its stream keeps the default")
+                }
+            }
             connection.queue(head.encoded(), payload: 0)
             connection.phase = .streaming
             connection.timer = nil

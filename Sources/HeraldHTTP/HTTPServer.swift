@@ -49,11 +49,17 @@ public final class HTTPServer {
         /// How long a new request is safe from being closed to make room: long enough for a client that sends its
         /// request at once to have it read, short enough that a flood of new connections cannot hold every slot.
         public var evictionGrace: Duration = .milliseconds(250)
+        /// The kernel's send buffer of a stream's socket, set when the stream starts (Linux reserves twice this);
+        /// nil leaves the kernel to grow it, up to 4 MiB by default. What a stream's client leaves unread waits
+        /// first in the kernel, then in the server's queue (``queuedBytes(of:)``), which a handler bounds: a small
+        /// buffer bounds the first part too, and lets the handler see a client that stopped reading after
+        /// kilobytes instead of megabytes.
+        public var streamSendBuffer: Int? = 64 * 1024
         /// Where the server logs one line per notable event.
         public var logger = Logger.disabled
 
         /// The defaults: 10 s per request, 60 s idle, 2 s linger, 1024 streams and 1024 request connections, a
-        /// 100 ms accept pause, a 250 ms eviction grace, no logging.
+        /// 100 ms accept pause, a 250 ms eviction grace, a stream's send buffer of 64 KiB, no logging.
         public init() {}
     }
 

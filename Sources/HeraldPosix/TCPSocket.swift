@@ -99,6 +99,17 @@ public enum TCPSocket {
         }
     }
 
+    /// Sets the kernel's send buffer (`SO_SNDBUF`) to `bytes`. Linux reserves twice that, and stops growing the
+    /// buffer by itself (up to `tcp_wmem`'s maximum, 4 MiB by default): what a peer that stops reading can leave in
+    /// the kernel is then bounded by this.
+    ///
+    /// - Throws: ``SystemError``, e.g. EINVAL for a negative size.
+    public static func setSendBuffer(_ socket: borrowing FileDescriptor, bytes: Int) throws(SystemError) {
+        _ = try completedSyscall("set SO_SNDBUF to \(bytes) on descriptor \(socket.rawValue)") {
+            herald_socket_set_send_buffer(socket.rawValue, Int32(clamping: bytes))
+        }
+    }
+
     /// "localhost" as 127.0.0.1; everything else unchanged.
     private static func numericHost(_ host: String) -> String {
         host == "localhost" ? "127.0.0.1" : host

@@ -53,10 +53,12 @@ import Glibc
         print("dashboard: a stream left unread was dropped after \(clock.now - started) and \(round * 200) posts")
 
         // What the client gets when it reads at last: the updates it had, then the message, then the end.
+        // Until the end, or 20 s without a byte, or 60 s in all: a stream that was not ended goes on sending ticks.
         try socket.setReceiveTimeout(seconds: 20)
+        let reading = clock.now
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
+        while clock.now - reading < .seconds(60) {
             let result = try buffer.withUnsafeMutableBytes { try socket.read(into: $0) }
             guard case .processed(let count) = result, count > 0 else { break }
             received += buffer[..<count]

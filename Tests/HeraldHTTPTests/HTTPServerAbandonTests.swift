@@ -25,6 +25,45 @@ import Testing
         func deadlineReached(server: HTTPServer) {}
     }
 
+    /// How many bytes of a stream the kernel takes from the server while its client reads nothing, with the
+    /// server's `streamSendBuffer` set to `sendBuffer`.
+    static func bytesTakenByTheKernel(sendBuffer: Int?) throws -> Int {
+        var configuration = HTTPServer.Configuration()
+        configuration.streamSendBuffer = sendBuffer
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, stopSignals: [], configuration: configuration)
+        let handler = Streamer()
+        server.handler = handler
+        let client = try TCPSocket.connect(host: "127.0.0.1", port: server.port)
+        try #require(try server.listener.waitForInput(orFrom: -1, timeoutMilliseconds: 5_000).this)
+        server.acceptConnections()
+        let id = try #require(server.connections.keys.first)
+        try Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { try client.writeAll($0) }
+        try #require(try server.connections[id]!.socket.waitForInput(orFrom: -1, timeoutMilliseconds: 5_000).this)
+        server.connectionReady(id, events: .readable)
+        let stream = try #require(handler.started.first)
+        server.flushPending()
+        // 16 KiB at a time until the kernel takes no more: what it took is what was sent less what waits.
+        var sent = 0
+        while server.queuedBytes(of: stream)! == 0, sent < 64 << 20 {
+            server.send(Array(repeating: UInt8(ascii: "x"), count: 16 * 1024), to: stream)
+            sent += 16 * 1024
+            server.flushPending()
+        }
+        return sent - server.queuedBytes(of: stream)!
+    }
+
+    /// A stream's client that reads nothing can leave at most the stream's send buffer in the server's kernel (and
+    /// its own receive buffer in its own): the server's queue, which the handler bounds and sees, starts to grow after
+    /// hundreds of kilobytes, not the megabytes the kernel would grow to by itself.
+    @Test func aStreamClientThatReadsNothingLeavesAtMostItsSendBufferInTheKernel() throws {
+        let bounded = try Self.bytesTakenByTheKernel(sendBuffer: 64 * 1024)
+        let grown = try Self.bytesTakenByTheKernel(sendBuffer: nil)
+        print("the kernel took \(bounded) bytes with a send buffer of 64 KiB, \(grown) with the default")
+        // 2 × 64 KiB reserved, plus the client's receive buffer, whose default on Linux is 128 KiB (tcp_rmem).
+        #expect(bounded < 512 * 1024)
+        #expect(bounded < grown, "the setting changed nothing")
+    }
+
     @Test func abandoningAStreamDiscardsWhatWaitsAndSendsTheLastChunkThenTheEnd() throws {
         let server = try HTTPServer(host: "127.0.0.1", port: 0, stopSignals: [])
         let handler = Streamer()

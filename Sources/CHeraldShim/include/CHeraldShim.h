@@ -254,6 +254,11 @@ int herald_tcp_local_port(int fd);
 /// Sets TCP_NODELAY, so small writes (one chat line) go out at once.
 int herald_tcp_set_nodelay(int fd);
 
+/// Sets `fd`'s kernel send buffer to `bytes` (SO_SNDBUF; Linux reserves twice
+/// that for its bookkeeping, and no longer grows it by itself); 0, or -1 with
+/// errno.
+int herald_socket_set_send_buffer(int fd, int bytes);
+
 /// Writes the numeric address of `fd`'s peer ("127.0.0.1", "::1"; an
 /// IPv4-mapped IPv6 address as the IPv4 one) into `buffer`, NUL-terminated;
 /// 0, or -1 with errno (ENOTCONN, ENOSPC when `length` is too small).
