@@ -69,8 +69,21 @@ import Testing
                 "\(String(describing: error))"
             )
             #expect(waited >= .milliseconds(300))
-            // The late ACK of the timed-out PING is ignored; the next request gets its own answer.
-            #expect(try await herald.postAcknowledged("after.timeout", payload: []) == 1)
+            // The late ACK of the timed-out PING is ignored; the next request gets its own answer. In a loaded whole
+            // run the daemon, just continued, can take longer than 300 ms again: such a post timed out too, and was
+            // still posted, so each attempt's answer is the number of attempts.
+            var attempts = 0
+            var sequence: UInt64?
+            let deadline = ContinuousClock.now + .seconds(60)
+            while sequence == nil {
+                attempts += 1
+                do throws(HeraldError) {
+                    sequence = try await herald.postAcknowledged("after.timeout", payload: [])
+                } catch {
+                    guard error.code == .timedOut, ContinuousClock.now < deadline else { throw error }
+                }
+            }
+            #expect(sequence == UInt64(attempts))
             #expect(herald.disconnectReason == nil)
         }
     }
