@@ -39,6 +39,28 @@ import Glibc
         let request = "GET /events?token=\(dashboard.token) HTTP/1.1\r\nHost: 127.0.0.1:\(dashboard.port)\r\n\r\n"
         try Array(request.utf8).withUnsafeBytes { try socket.writeAll($0) }
 
+        // What the client gets when it reads at last: the updates it had, then the message, then the end. It reads
+        // on a thread of its own as soon as the dashboard logs the drop: the server gives a dropped stream its linger
+        // (2 s) to take the rest, which a reader waiting for the shared pool of a loaded whole run missed. It reads
+        // until the end, or 20 s without a byte, or 60 s in all: a stream that was not ended goes on sending ticks.
+        try socket.setReceiveTimeout(seconds: 20)
+        let process = dashboard.process
+        let reader = StartedThread { [socket = socket.rawValue] () throws -> [UInt8] in
+            let waiting = ContinuousClock.now
+            while !process.stderr.contains("the page read too slowly"), ContinuousClock.now - waiting < .seconds(120) {
+                usleep(1_000)
+            }
+            let reading = ContinuousClock.now
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            while ContinuousClock.now - reading < .seconds(60) {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(socket, $0.baseAddress, $0.count) }
+                guard count > 0 else { break }
+                received += buffer[..<count]
+            }
+            return received
+        }
+
         // A flood of posts with large payloads to many names: every update is large. It runs on a thread of its own:
         // on the pool, which a whole parallel run starves, it made a round every 5 s and took 61 s to fill the
         // stream. A round every 10 ms (20,000 posts a second) fills every update the dashboard sends, 4 a second,
@@ -65,20 +87,7 @@ import Glibc
         #expect(dropped, "the slow stream was not dropped after \(rounds) rounds; stderr: \(log)")
         print("dashboard: a stream left unread was dropped after \(clock.now - started) and \(rounds * 200) posts")
 
-        // What the client gets when it reads at last: the updates it had, then the message, then the end. Until the
-        // end, or 20 s without a byte, or 60 s in all: a stream that was not ended goes on sending ticks.
-        try socket.setReceiveTimeout(seconds: 20)
-        let received = try await blocking { [socket = socket.rawValue] () throws -> [UInt8] in
-            let reading = ContinuousClock.now
-            var received: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            while ContinuousClock.now - reading < .seconds(60) {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(socket, $0.baseAddress, $0.count) }
-                guard count > 0 else { break }
-                received += buffer[..<count]
-            }
-            return received
-        }
+        let received = try await reader.value
         let text = String(decoding: received, as: UTF8.self)
         let tail = String(text.suffix(300)).debugDescription
         let said = text.contains("event: dropped\ndata: {\"reason\":\"the page read too slowly")
