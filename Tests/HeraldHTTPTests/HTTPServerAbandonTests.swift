@@ -25,23 +25,39 @@ import Testing
         func deadlineReached(server: HTTPServer) {}
     }
 
+    /// A server stepped by hand, and a client whose request has started a stream.
+    struct OpenStream: ~Copyable {
+        let server: HTTPServer
+        let handler: Streamer
+        let client: FileDescriptor
+        let stream: HTTPServer.ConnectionID
+
+        init(configuration: HTTPServer.Configuration = HTTPServer.Configuration()) throws {
+            let server = try HTTPServer(host: "127.0.0.1", port: 0, stopSignals: [], configuration: configuration)
+            let handler = Streamer()
+            server.handler = handler
+            let client = try TCPSocket.connect(host: "127.0.0.1", port: server.port)
+            try #require(try server.listener.waitForInput(orFrom: -1, timeoutMilliseconds: 5_000).this)
+            server.acceptConnections()
+            let id = try #require(server.connections.keys.first)
+            try Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { try client.writeAll($0) }
+            try #require(try server.connections[id]!.socket.waitForInput(orFrom: -1, timeoutMilliseconds: 5_000).this)
+            server.connectionReady(id, events: .readable)
+            stream = try #require(handler.started.first)
+            server.flushPending()
+            self.server = server
+            self.handler = handler
+            self.client = client
+        }
+    }
+
     /// How many bytes of a stream the kernel takes from the server while its client reads nothing, with the
     /// server's `streamSendBuffer` set to `sendBuffer`.
     static func bytesTakenByTheKernel(sendBuffer: Int?) throws -> Int {
         var configuration = HTTPServer.Configuration()
         configuration.streamSendBuffer = sendBuffer
-        let server = try HTTPServer(host: "127.0.0.1", port: 0, stopSignals: [], configuration: configuration)
-        let handler = Streamer()
-        server.handler = handler
-        let client = try TCPSocket.connect(host: "127.0.0.1", port: server.port)
-        try #require(try server.listener.waitForInput(orFrom: -1, timeoutMilliseconds: 5_000).this)
-        server.acceptConnections()
-        let id = try #require(server.connections.keys.first)
-        try Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { try client.writeAll($0) }
-        try #require(try server.connections[id]!.socket.waitForInput(orFrom: -1, timeoutMilliseconds: 5_000).this)
-        server.connectionReady(id, events: .readable)
-        let stream = try #require(handler.started.first)
-        server.flushPending()
+        let open = try OpenStream(configuration: configuration)
+        let (server, stream) = (open.server, open.stream)
         // 16 KiB at a time until the kernel takes no more: what it took is what was sent less what waits.
         var sent = 0
         while server.queuedBytes(of: stream)! == 0, sent < 64 << 20 {
@@ -65,19 +81,9 @@ import Testing
     }
 
     @Test func abandoningAStreamDiscardsWhatWaitsAndSendsTheLastChunkThenTheEnd() throws {
-        let server = try HTTPServer(host: "127.0.0.1", port: 0, stopSignals: [])
-        let handler = Streamer()
-        server.handler = handler
-        let client = try TCPSocket.connect(host: "127.0.0.1", port: server.port)
-        try client.setReceiveTimeout(seconds: 5)
-        try #require(try server.listener.waitForInput(orFrom: -1, timeoutMilliseconds: 5_000).this)
-        server.acceptConnections()
-        let id = try #require(server.connections.keys.first)
-        try Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { try client.writeAll($0) }
-        try #require(try server.connections[id]!.socket.waitForInput(orFrom: -1, timeoutMilliseconds: 5_000).this)
-        server.connectionReady(id, events: .readable)
-        let stream = try #require(handler.started.first)
-        server.flushPending()
+        let open = try OpenStream()
+        let (server, handler, stream) = (open.server, open.handler, open.stream)
+        try open.client.setReceiveTimeout(seconds: 5)
 
         // Three large chunks queued and not written (no flush between): what a slow client leaves waiting.
         for _ in 0..<3 { server.send(Array(repeating: UInt8(ascii: "x"), count: 100_000), to: stream) }
@@ -92,7 +98,7 @@ import Testing
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let result = try buffer.withUnsafeMutableBytes { try client.read(into: $0) }
+            let result = try buffer.withUnsafeMutableBytes { try open.client.read(into: $0) }
             guard case .processed(let count) = result, count > 0 else { break }
             received += buffer[..<count]
         }
