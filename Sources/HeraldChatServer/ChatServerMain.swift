@@ -41,6 +41,7 @@ public enum ChatServerMain {
             let limits = connectionLimits(options, descriptorLimit: descriptors)
             configuration.maximumStreams = limits.streams
             configuration.maximumRequestConnections = limits.requests
+            configuration.requestTimeout = options.requestTimeout
             if let descriptors, limits.streams + limits.requests + reservedDescriptors > descriptors {
                 logger.warning(
                     "\(limits.streams) listeners and \(limits.requests) requests may need more descriptors than the "

@@ -11,6 +11,8 @@ struct ServerOptions {
     var maxListeners: Int?
     /// Connections that are not streams at once; nil for the default, which depends on the descriptor limit.
     var maxRequests: Int?
+    /// How long a request may take to arrive once started, and a new connection to send one.
+    var requestTimeout: Duration = .seconds(10)
     var logLevel = Logger.Level.notice
 
     static let version = "0.1.0"
@@ -66,6 +68,15 @@ struct ServerOptions {
                 defaultDescription: "4096, or half of the descriptor limit if lower"
             ),
             OptionSpec(
+                long: "request-timeout",
+                valueName: "seconds",
+                help: """
+                    How long a request may take to arrive once it has started, and a new connection to send its \
+                    first one; then the connection is closed.
+                    """,
+                defaultDescription: "10"
+            ),
+            OptionSpec(
                 long: "log-level",
                 valueName: "level",
                 help: "debug, info, notice, warning or error.",
@@ -88,6 +99,9 @@ struct ServerOptions {
         }
         maxListeners = try arguments.int("max-listeners", range: 1...1_000_000)
         maxRequests = try arguments.int("max-requests", range: 1...1_000_000)
+        if let seconds = try arguments.double("request-timeout", range: 0.1...86_400) {
+            requestTimeout = .milliseconds(Int64((seconds * 1_000).rounded()))
+        }
         if let text = arguments.value("log-level") {
             guard let level = Logger.Level(parsing: text) else {
                 throw UsageError(message: "invalid log level '\(text)': use debug, info, notice, warning or error")
