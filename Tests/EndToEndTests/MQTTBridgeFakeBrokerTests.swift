@@ -81,13 +81,7 @@ final class FakeBrokerSession {
     @Test(.hangGuard)
     func unacknowledgedQoS1IsResentWithDUPAndTheTooLargeNeverSent() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-        let port = try TCPSocket.localPort(of: listener)
-        let host = try await BridgedHost(
-            hostID: "hostF",
-            broker: "mqtt://127.0.0.1:\(port)",
-            exports: ["x.**"],
-            imports: []
-        )
+        let host = try await BridgedHost(hostID: "hostF", fakeBroker: listener, exports: ["x.**"], imports: [])
         var properties = Properties()
         properties.maximumPacketSize = 512
         properties.receiveMaximum = 10
@@ -154,13 +148,7 @@ final class FakeBrokerSession {
     @Test(.hangGuard)
     func everyAcknowledgedQoS1MessageSurvivesAKillOfTheBridge() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-        let port = try TCPSocket.localPort(of: listener)
-        let host = try await BridgedHost(
-            hostID: "hostP",
-            broker: "mqtt://127.0.0.1:\(port)",
-            exports: [],
-            imports: ["x.**"]
-        )
+        let host = try await BridgedHost(hostID: "hostP", fakeBroker: listener)
         do {
             let session = FakeBrokerSession(try await MQTTBridgeTests.accept(listener))
             try session.accept(sessionPresent: false, properties: Properties())
@@ -212,14 +200,7 @@ final class FakeBrokerSession {
     @Test(.hangGuard)
     func qos0FloodPastTheImportBoundIsDroppedAndCountedExactly() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-        let port = try TCPSocket.localPort(of: listener)
-        let host = try await BridgedHost(
-            hostID: "hostQ",
-            broker: "mqtt://127.0.0.1:\(port)",
-            exports: [],
-            imports: ["x.**"],
-            extra: ["--queue-limit", "1"]
-        )
+        let host = try await BridgedHost(hostID: "hostQ", fakeBroker: listener, extra: ["--queue-limit", "1"])
         do {
             let session = FakeBrokerSession(try await MQTTBridgeTests.accept(listener))
             try session.accept(sessionPresent: false, properties: Properties())
@@ -266,8 +247,6 @@ final class FakeBrokerSession {
         await host.stop()
     }
 
-    /// The bridge's command line follows every Herald executable's contract: help and version on stdout with
-    /// status 0, a usage error on stderr with status 64, before anything connects.
     /// The broker's socket is read by the Herald's reader thread while heraldd is there, and by the bridge's own I/O
     /// thread while it is gone: either way the PINGRESPs are read. With a Keep Alive of 2 s the bridge sends PINGREQ
     /// once a second and gives up on the connection 2 s after one goes unanswered; were the socket left unread
@@ -276,14 +255,7 @@ final class FakeBrokerSession {
     @Test(.hangGuard)
     func keepAliveHoldsWhileHeralddIsGoneAndAfterItReturns() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-        let port = try TCPSocket.localPort(of: listener)
-        let host = try await BridgedHost(
-            hostID: "hostK",
-            broker: "mqtt://127.0.0.1:\(port)",
-            exports: [],
-            imports: ["x.**"],
-            extra: ["--keep-alive", "2"]
-        )
+        let host = try await BridgedHost(hostID: "hostK", fakeBroker: listener, extra: ["--keep-alive", "2"])
         var restarted: TestDaemon?
         do {
             let session = FakeBrokerSession(try await MQTTBridgeTests.accept(listener))
@@ -328,6 +300,8 @@ final class FakeBrokerSession {
         _ = try? await host.daemon.stop()
     }
 
+    /// The bridge's command line follows every Herald executable's contract: help and version on stdout with
+    /// status 0, a usage error on stderr with status 64, before anything connects.
     @Test func answersHelpVersionAndUsageErrorsLikeTheOtherExecutables() async throws {
         let help = try await run("herald-mqtt-bridge", ["--help"])
         #expect(help.status == 0)

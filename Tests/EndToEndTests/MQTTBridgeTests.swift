@@ -79,6 +79,24 @@ final class BridgedHost: Sendable {
         bridge = try ChildProcess(TestBinaries.path("herald-mqtt-bridge"), arguments)
     }
 
+    /// A host whose bridge connects to the fake broker listening on `listener`, a socket the test accepts from.
+    convenience init(
+        hostID: String,
+        fakeBroker listener: borrowing FileDescriptor,
+        exports: [String] = [],
+        imports: [String] = ["x.**"],
+        extra: [String] = []
+    ) async throws {
+        let port = try TCPSocket.localPort(of: listener)
+        try await self.init(
+            hostID: hostID,
+            broker: "mqtt://127.0.0.1:\(port)",
+            exports: exports,
+            imports: imports,
+            extra: extra
+        )
+    }
+
     /// Waits until the bridge's subscriptions on both sides are live.
     func waitUntilBridging(exports: Int) async throws {
         _ = try await bridge.waitForStderrLine(containing: "subscribed to", timeout: .seconds(20))
@@ -482,13 +500,7 @@ final class Received: Sendable {
     @Test(.hangGuard)
     func hostileBrokerGetsADisconnectAndARetryNotACrash() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-        let port = try TCPSocket.localPort(of: listener)
-        let host = try await BridgedHost(
-            hostID: "hostH",
-            broker: "mqtt://127.0.0.1:\(port)",
-            exports: [],
-            imports: ["x.**"]
-        )
+        let host = try await BridgedHost(hostID: "hostH", fakeBroker: listener)
         do {
             let attacks: [([UInt8], String)] = [
                 ([0x20, 0x03, 0x02, 0x00, 0x00], "0x81 Malformed Packet"),  // CONNACK with a reserved flag
@@ -525,14 +537,7 @@ final class Received: Sendable {
     @Test(.hangGuard)
     func silentBrokerIsLeftAfterTheKeepAliveAndRetried() async throws {
         let listener = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-        let port = try TCPSocket.localPort(of: listener)
-        let host = try await BridgedHost(
-            hostID: "hostS",
-            broker: "mqtt://127.0.0.1:\(port)",
-            exports: [],
-            imports: ["x.**"],
-            extra: ["--keep-alive", "2"]
-        )
+        let host = try await BridgedHost(hostID: "hostS", fakeBroker: listener, extra: ["--keep-alive", "2"])
         do {
             // First it says nothing at all, not even CONNACK: the bridge gives up after its Keep Alive.
             let mute = try await Self.accept(listener)
