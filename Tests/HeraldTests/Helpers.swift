@@ -21,21 +21,25 @@ func connect(_ daemon: TestDaemon, name: String = "herald-tests", reconnects: Bo
     )
 }
 
-/// Connects with `options` whose request timeout is short on purpose, for a test of what happens after the
-/// handshake: a whole parallel run on two cores can starve the daemon or this process past that timeout during
-/// `HELLO` itself, and a handshake that timed out means "not yet" here, so it is tried again for up to a minute.
-/// Any other error is thrown at once.
-func connectDespiteAShortTimeout(socketPath: String, options: Herald.Options) async throws -> Herald {
+/// Runs `attempt` again while it times out, for up to a minute, and returns its first answer; any other error is
+/// thrown at once. For tests that set a short request timeout on purpose: a whole parallel run on two cores can starve
+/// the daemon or this process past it, and a request that timed out means "not yet" there.
+func retryingTimeouts<Value>(_ attempt: () async throws(HeraldError) -> Value) async throws(HeraldError) -> Value {
     let deadline = ContinuousClock.now + .seconds(60)
     while true {
-        let herald: Herald
         do {
-            herald = try await Herald.connect(socketPath: socketPath, options: options)
+            return try await attempt()
         } catch {
             guard error.code == .timedOut, ContinuousClock.now < deadline else { throw error }
-            continue
         }
-        return herald
+    }
+}
+
+/// Connects with `options` whose request timeout is short on purpose, for a test of what happens after the
+/// handshake: a `HELLO` that timed out is tried again (``retryingTimeouts(_:)``).
+func connectDespiteAShortTimeout(socketPath: String, options: Herald.Options) async throws -> Herald {
+    try await retryingTimeouts { () throws(HeraldError) in
+        try await Herald.connect(socketPath: socketPath, options: options)
     }
 }
 

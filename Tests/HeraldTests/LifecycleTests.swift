@@ -73,15 +73,9 @@ import Testing
             // run the daemon, just continued, can take longer than 300 ms again: such a post timed out too, and was
             // still posted, so each attempt's answer is the number of attempts.
             var attempts = 0
-            var sequence: UInt64?
-            let deadline = ContinuousClock.now + .seconds(60)
-            while sequence == nil {
+            let sequence = try await retryingTimeouts { () throws(HeraldError) in
                 attempts += 1
-                do throws(HeraldError) {
-                    sequence = try await herald.postAcknowledged("after.timeout", payload: [])
-                } catch {
-                    guard error.code == .timedOut, ContinuousClock.now < deadline else { throw error }
-                }
+                return try await herald.postAcknowledged("after.timeout", payload: [])
             }
             #expect(sequence == UInt64(attempts))
             #expect(herald.disconnectReason == nil)
